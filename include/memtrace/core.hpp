@@ -1,0 +1,66 @@
+#pragma once
+// Vocabulary shared by every part of memtrace: index types, the run-time sentinels, and the
+// checks that turn bad input into exceptions naming the argument and the value.
+
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace memtrace {
+
+/// An observation: an index in [0, num_observations) of a finite observation space. The paper's
+/// observation vectors are the one-hot vectors e_y of R^{|Y|}; memtrace never builds them.
+using Observation = std::size_t;
+
+/// An action: an index in [0, num_actions).
+using Action = std::size_t;
+
+/// A hidden state: an index in [0, num_states).
+using State = std::size_t;
+
+/// Selects the run-time version of a compile-time size (window length m, |Y|), like Eigen::Dynamic.
+inline constexpr int dynamic = -1;
+
+/// Selects a run-time forgetting factor λ where a compile-time one would be a std::ratio.
+struct dynamic_lambda {};
+
+namespace detail {
+
+/// Builds a message from its parts with the stream's default formatting (1.5, not 1.500000).
+template <class... Parts>
+[[nodiscard]] std::string message(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+template <class... Parts>
+[[noreturn]] void invalid(const Parts&... parts) {
+  throw std::invalid_argument(message(parts...));
+}
+
+/// Throws unless 0 <= lambda < 1 (NaN fails too); `who` names the caller in the message.
+inline void check_lambda(const char* who, double lambda) {
+  if (!(lambda >= 0.0 && lambda < 1.0)) invalid(who, ": lambda must be in [0, 1), got ", lambda);
+}
+
+inline void check_num_observations(const char* who, std::size_t num_observations) {
+  if (num_observations == 0) invalid(who, ": num_observations must be at least 1, got 0");
+}
+
+inline void check_observation(const char* who, Observation y, std::size_t num_observations) {
+  if (y >= num_observations)
+    invalid(who, ": observation must be in [0, ", num_observations, "), got ", y);
+}
+
+/// For classes whose size may be fixed at compile time: the run-time argument must agree.
+inline void check_fixed_size(const char* who, const char* name, int fixed, std::size_t given) {
+  if (fixed != dynamic && given != static_cast<std::size_t>(fixed))
+    invalid(who, ": ", name, " is fixed at compile time to ", fixed, ", got ", given);
+}
+
+}  // namespace detail
+}  // namespace memtrace

@@ -1,0 +1,122 @@
+#pragma once
+// Feature vectors and the two operations linear learners need from them.
+//
+// A feature vector is either dense (an Eigen vector: memory traces) or sparse with unit entries
+// (OneHot: one table entry of a full window; MultiHot: one entry per block of a concatenated
+// window). Learners never look inside: they call dot(w, phi) and add_scaled(w, alpha, phi), found
+// by overload resolution (or by argument-dependent lookup for a user's own feature type), so a
+// one-hot TD step costs O(1) whatever the table size. See docs/concepts.md.
+
+#include <Eigen/Core>
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// The unit vector e_index: one active entry of value 1 (the window's table entry).
+struct OneHot {
+  std::size_t index = 0;
+  friend bool operator==(const OneHot&, const OneHot&) = default;
+};
+
+/// A sum of unit vectors at distinct indices: e_{indices[0]} + ... + e_{indices[size-1]}.
+/// Capacity is the largest number of active entries (compile-time, or `dynamic`).
+template <int Capacity = dynamic>
+class MultiHot {
+  static_assert(Capacity == dynamic || Capacity >= 1, "MultiHot: Capacity must be positive or memtrace::dynamic");
+
+ public:
+  using storage_type = std::conditional_t<Capacity == dynamic, std::vector<std::size_t>,
+                                          std::array<std::size_t, Capacity == dynamic ? 1 : Capacity>>;
+
+  MultiHot() = default;
+  /// Room for `capacity` entries (must equal Capacity when that is fixed); none active.
+  explicit MultiHot(std::size_t capacity) {
+    detail::check_fixed_size("MultiHot", "capacity", Capacity, capacity);
+    if constexpr (Capacity == dynamic) indices_.assign(capacity, 0);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return indices_.size(); }
+  [[nodiscard]] std::size_t operator[](std::size_t i) const noexcept { return indices_[i]; }
+  [[nodiscard]] const std::size_t* begin() const noexcept { return indices_.data(); }
+  [[nodiscard]] const std::size_t* end() const noexcept { return indices_.data() + size_; }
+
+  // Writers for the memory that owns the features; indices must stay distinct.
+  void set_size(std::size_t size) noexcept { size_ = size; }
+  std::size_t& operator[](std::size_t i) noexcept { return indices_[i]; }
+
+ private:
+  storage_type indices_{};
+  std::size_t size_ = 0;
+};
+
+/// w · phi for dense features.
+template <class W, class F>
+[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const Eigen::MatrixBase<F>& phi) {
+  return w.dot(phi);
+}
+
+/// w · e_index = w[index]: O(1).
+template <class W>
+[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const OneHot& phi) {
+  return w.coeff(static_cast<Eigen::Index>(phi.index));
+}
+
+/// w · (sum of unit vectors): O(number of active entries).
+template <class W, int C>
+[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const MultiHot<C>& phi) {
+  double sum = 0.0;
+  for (const std::size_t i : phi) sum += w.coeff(static_cast<Eigen::Index>(i));
+  return sum;
+}
+
+/// w += alpha * phi for dense features.
+template <class W, class F>
+void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const Eigen::MatrixBase<F>& phi) {
+  w.noalias() += alpha * phi;
+}
+
+/// w += alpha * e_index: touches exactly one weight.
+template <class W>
+void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const OneHot& phi) {
+  w.coeffRef(static_cast<Eigen::Index>(phi.index)) += alpha;
+}
+
+/// w += alpha * (sum of unit vectors): touches exactly the active weights.
+template <class W, int C>
+void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const MultiHot<C>& phi) {
+  for (const std::size_t i : phi) w.coeffRef(static_cast<Eigen::Index>(i)) += alpha;
+}
+
+/// The dense vector of length `dim` that a sparse feature vector stands for (for tests, analysis
+/// and plotting; never on a hot path).
+[[nodiscard]] inline Eigen::VectorXd to_dense(const OneHot& phi, std::size_t dim) {
+  if (phi.index >= dim) detail::invalid("to_dense: index ", phi.index, " is out of range for dim ", dim);
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim));
+  v[static_cast<Eigen::Index>(phi.index)] = 1.0;
+  return v;
+}
+
+template <int C>
+[[nodiscard]] Eigen::VectorXd to_dense(const MultiHot<C>& phi, std::size_t dim) {
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim));
+  for (const std::size_t i : phi) {
+    if (i >= dim) detail::invalid("to_dense: index ", i, " is out of range for dim ", dim);
+    v[static_cast<Eigen::Index>(i)] += 1.0;
+  }
+  return v;
+}
+
+template <class F>
+[[nodiscard]] Eigen::VectorXd to_dense(const Eigen::MatrixBase<F>& phi, std::size_t dim) {
+  if (static_cast<std::size_t>(phi.size()) != dim)
+    detail::invalid("to_dense: feature vector has size ", phi.size(), ", expected dim ", dim);
+  return phi;
+}
+
+}  // namespace memtrace

@@ -1,0 +1,167 @@
+#pragma once
+// MemoryTrace: the exponential moving average of one-hot observations (paper eq:recursive),
+//   z_t = λ z_{t-1} + (1 - λ) e_{y_t},
+// with λ fixed at compile time (a std::ratio, so λ ∈ ℚ as thm:injectivity asks) or chosen at run
+// time (memtrace::dynamic_lambda). One implementation serves both. See docs/memory.md.
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <ratio>
+#include <type_traits>
+
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// How a trace starts a history (what reset(y0) makes of the time before y_0).
+enum class TraceInit {
+  /// z_{-1} = 0: the finite-history trace of eq:trace, z_0 = (1 - λ) e_{y_0}; entries sum to 1 - λ^{t+1}.
+  zero,
+  /// z_{-1} = e_{y_0}: as if y_0 had been observed forever, z_0 = e_{y_0} (the paper's analysis code).
+  first_observation,
+  /// The trace divided by the weight accumulated so far, (1-λ) Σ_{k≤t} λ^k e_{y_{t-k}} / (1 - λ^{t+1})
+  /// (the paper's episodic variant): an average of what was seen; entries always sum to 1.
+  normalized,
+};
+
+namespace detail {
+
+template <class L>
+struct is_ratio : std::false_type {};
+template <std::intmax_t N, std::intmax_t D>
+struct is_ratio<std::ratio<N, D>> : std::true_type {};
+
+/// λ as a compile-time constant (std::ratio) or a run-time value (dynamic_lambda).
+template <class Lambda>
+class LambdaValue {
+  static_assert(is_ratio<Lambda>::value, "MemoryTrace: Lambda must be a std::ratio<p, q> or memtrace::dynamic_lambda");
+  static_assert(Lambda::num >= 0 && Lambda::num < Lambda::den, "MemoryTrace: a compile-time lambda must be in [0, 1)");
+
+ public:
+  static constexpr bool is_dynamic = false;
+  static constexpr double value() noexcept { return static_cast<double>(Lambda::num) / static_cast<double>(Lambda::den); }
+};
+
+template <>
+class LambdaValue<dynamic_lambda> {
+ public:
+  static constexpr bool is_dynamic = true;
+  explicit LambdaValue(double lambda) : lambda_(lambda) { check_lambda("MemoryTrace", lambda); }
+  [[nodiscard]] double value() const noexcept { return lambda_; }
+
+ private:
+  double lambda_;
+};
+
+/// The coefficients (a, b) of z <- a z + b e_y for the next observation, per TraceInit. Only the
+/// normalised trace has time-varying coefficients; it keeps λ^{t+1}.
+class TraceStep {
+ public:
+  explicit TraceStep(TraceInit init) noexcept : init_(init) {}
+  [[nodiscard]] TraceInit init() const noexcept { return init_; }
+
+  /// Coefficient of e_{y_0} when a history starts (z_{-1} is then set to zero by the caller).
+  [[nodiscard]] double start(double lambda) noexcept {
+    power_ = lambda;  // λ^{t+1} at t = 0
+    return init_ == TraceInit::zero ? 1.0 - lambda : 1.0;
+  }
+
+  struct Coefficients {
+    double a, b;
+  };
+
+  /// Coefficients of the next step. The normalised trace divides by the weight w_t = 1 - λ^{t+1}:
+  /// a = λ w_{t-1} / w_t = (λ - λ^{t+1}) / w_t and b = (1 - λ) / w_t.
+  [[nodiscard]] Coefficients next(double lambda) noexcept {
+    if (init_ != TraceInit::normalized) return {lambda, 1.0 - lambda};
+    power_ *= lambda;
+    const double weight = 1.0 - power_;
+    return {(lambda - power_) / weight, (1.0 - lambda) / weight};
+  }
+
+ private:
+  TraceInit init_;
+  double power_ = 1.0;
+};
+
+}  // namespace detail
+
+/// The memory trace of paper eq:recursive over |Y| one-hot observations.
+///
+/// Lambda: std::ratio<p, q> with 0 <= p/q < 1 for a compile-time λ, or memtrace::dynamic_lambda.
+/// NumObservations: |Y| at compile time (fixed-size Eigen features), or memtrace::dynamic.
+/// Cost: O(|Y|) per update, no allocation after construction. Satisfies Memory.
+template <class Lambda = dynamic_lambda, int NumObservations = dynamic>
+class MemoryTrace {
+  static_assert(NumObservations == dynamic || NumObservations >= 1, "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
+  using lambda_value = detail::LambdaValue<Lambda>;
+
+ public:
+  using features_type = Eigen::Matrix<double, NumObservations == dynamic ? Eigen::Dynamic : NumObservations, 1>;
+
+  /// Run-time λ: MemoryTrace<> trace(0.9, 11).
+  MemoryTrace(double lambda, std::size_t num_observations, TraceInit init = TraceInit::first_observation)
+    requires lambda_value::is_dynamic
+      : lambda_(lambda), step_(init), z_(make_zero(num_observations)) {}
+
+  /// Run-time λ, compile-time |Y|: MemoryTrace<dynamic_lambda, 11> trace(0.9).
+  explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation)
+    requires(lambda_value::is_dynamic && NumObservations != dynamic)
+      : lambda_(lambda), step_(init), z_(features_type::Zero()) {}
+
+  /// Compile-time λ: MemoryTrace<std::ratio<9, 10>> trace(11).
+  explicit MemoryTrace(std::size_t num_observations, TraceInit init = TraceInit::first_observation)
+    requires(!lambda_value::is_dynamic)
+      : step_(init), z_(make_zero(num_observations)) {}
+
+  /// Compile-time λ and |Y|: MemoryTrace<std::ratio<9, 10>, 11> trace.
+  explicit MemoryTrace(TraceInit init = TraceInit::first_observation)
+    requires(!lambda_value::is_dynamic && NumObservations != dynamic)
+      : step_(init), z_(features_type::Zero()) {}
+
+  /// Starts a history whose first observation is y0 (see TraceInit).
+  void reset(Observation y0) {
+    check(y0);
+    z_.setZero();
+    z_[index(y0)] = step_.start(lambda());
+    started_ = true;
+  }
+
+  /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq:recursive). On a trace that has
+  /// seen nothing yet (after construction or clear()) this is reset(y).
+  void update(Observation y) {
+    if (!started_) return reset(y);
+    check(y);
+    const auto [a, b] = step_.next(lambda());
+    z_ *= a;
+    z_[index(y)] += b;
+  }
+
+  /// Forgets everything: the trace of the empty history, z = 0; the next update(y) is reset(y).
+  void clear() noexcept {
+    z_.setZero();
+    started_ = false;
+  }
+
+  [[nodiscard]] const features_type& features() const noexcept { return z_; }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(z_.size()); }
+  [[nodiscard]] std::size_t num_observations() const noexcept { return dim(); }
+  [[nodiscard]] double lambda() const noexcept { return lambda_.value(); }
+  [[nodiscard]] TraceInit init() const noexcept { return step_.init(); }
+
+ private:
+  static features_type make_zero(std::size_t num_observations) {
+    detail::check_num_observations("MemoryTrace", num_observations);
+    detail::check_fixed_size("MemoryTrace", "num_observations", NumObservations, num_observations);
+    return features_type::Zero(static_cast<Eigen::Index>(num_observations));
+  }
+  void check(Observation y) const { detail::check_observation("MemoryTrace", y, dim()); }
+  static Eigen::Index index(Observation y) noexcept { return static_cast<Eigen::Index>(y); }
+
+  [[no_unique_address]] lambda_value lambda_;
+  detail::TraceStep step_;
+  features_type z_;
+  bool started_ = false;
+};
+
+}  // namespace memtrace

@@ -1,0 +1,96 @@
+// Compile-time tests of concepts.hpp: this program builds only if every static_assert holds.
+#include <memtrace/memtrace.hpp>
+#include <random>
+#include <ratio>
+#include <vector>
+
+namespace user {
+// A user's own memory and feature type, plugged in without inheriting from anything.
+struct Sparse {
+  std::size_t i;
+};
+inline double dot(const Eigen::VectorXd& w, const Sparse& phi) { return w[static_cast<Eigen::Index>(phi.i)]; }
+inline void add_scaled(Eigen::VectorXd& w, double a, const Sparse& phi) { w[static_cast<Eigen::Index>(phi.i)] += a; }
+struct LastObservation {
+  Sparse phi{0};
+  void reset(memtrace::Observation y) { phi.i = y; }
+  void update(memtrace::Observation y) { phi.i = y; }
+  [[nodiscard]] const Sparse& features() const { return phi; }
+  [[nodiscard]] std::size_t dim() const { return 3; }
+};
+// A user's environment: a coin that is observed.
+struct Coin {
+  memtrace::State x = 0;
+  template <class G>
+  memtrace::Observation reset(G& g) { return x = memtrace::uniform_index(g, 2); }
+  template <class G>
+  memtrace::Transition step(G& g) { x = memtrace::uniform_index(g, 2); return {x, 0.0, false, false}; }
+  [[nodiscard]] memtrace::State state() const { return x; }
+  [[nodiscard]] std::size_t num_states() const { return 2; }
+  [[nodiscard]] std::size_t num_observations() const { return 2; }
+};
+struct ActingCoin : Coin {
+  using Coin::step;
+  template <class G>
+  memtrace::Transition step(memtrace::Action, G& g) { return step(g); }
+  [[nodiscard]] std::size_t num_actions() const { return 2; }
+};
+struct NoFeatures {};
+}  // namespace user
+
+using namespace memtrace;
+
+// Feature vectors: dense, one-hot, multi-hot, a user's type; not plain numbers.
+static_assert(FeatureVector<Eigen::VectorXd>);
+static_assert(FeatureVector<Eigen::Matrix<double, 11, 1>>);
+static_assert(FeatureVector<OneHot>);
+static_assert(FeatureVector<MultiHot<3>>);
+static_assert(FeatureVector<MultiHot<>>);
+static_assert(FeatureVector<user::Sparse>);
+static_assert(!FeatureVector<int>);
+static_assert(!FeatureVector<user::NoFeatures>);
+
+// Memories.
+static_assert(Memory<MemoryTrace<>>);
+static_assert(Memory<MemoryTrace<std::ratio<1, 2>>>);
+static_assert(Memory<MemoryTrace<std::ratio<9, 10>, 11>>);
+static_assert(Memory<MemoryTrace<dynamic_lambda, 11>>);
+static_assert(Memory<TraceBank<>>);
+static_assert(Memory<TraceBank<11>>);
+static_assert(Memory<Window<>>);
+static_assert(Memory<Window<3, 11>>);
+static_assert(Memory<ConcatWindow<>>);
+static_assert(Memory<ConcatWindow<3, 11>>);
+static_assert(Memory<user::LastObservation>);
+static_assert(!Memory<int>);
+static_assert(!Memory<user::Sparse>);
+static_assert(!Memory<WithActions<MemoryTrace<>>>);  // it needs the action too
+static_assert(ObservationActionMemory<WithActions<MemoryTrace<>>>);
+static_assert(ObservationActionMemory<WithActions<Window<>>>);
+static_assert(!ObservationActionMemory<MemoryTrace<>>);
+
+// Memory traces with a compile-time |Y| have fixed-size features.
+static_assert(std::is_same_v<MemoryTrace<std::ratio<1, 2>, 11>::features_type, Eigen::Matrix<double, 11, 1>>);
+static_assert(std::is_same_v<MemoryTrace<>::features_type, Eigen::VectorXd>);
+static_assert(std::is_same_v<Window<>::features_type, OneHot>);
+static_assert(std::is_same_v<ConcatWindow<4>::features_type, MultiHot<4>>);
+
+// Generators: memtrace's own and the standard library's.
+static_assert(std::uniform_random_bit_generator<Xoshiro256StarStar>);
+static_assert(std::uniform_random_bit_generator<SplitMix64>);
+static_assert(std::is_same_v<DefaultGenerator, Xoshiro256StarStar>);
+
+// Environments, with any generator.
+static_assert(RewardProcess<user::Coin>);
+static_assert(RewardProcess<user::Coin, std::mt19937>);
+static_assert(!Pomdp<user::Coin>);
+static_assert(Pomdp<user::ActingCoin, std::minstd_rand>);
+static_assert(!RewardProcess<int>);
+static_assert(!RewardProcess<user::Coin, int>);  // int is no generator
+
+// The generator's constexpr parts run at compile time, so these are pinned at compile time too.
+static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);
+static_assert(SplitMix64(1234567)() == 6457827717110365317ULL);
+static_assert(make_stream(42, 0) != make_stream(42, 1));
+
+int main() { return 0; }
