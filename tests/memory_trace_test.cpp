@@ -86,6 +86,15 @@ TEST_CASE("normalized init divides by the accumulated weight 1 - λ^{t+1}", "[me
   }
 }
 
+TEST_CASE("a long normalized trace stays exact after lambda^t underflows", "[memory_trace]") {
+  const auto h = random_history(20000, 3, 31);
+  MemoryTrace<> normalized(0.9, 3, TraceInit::normalized), zero(0.9, 3, TraceInit::zero);
+  feed(normalized, h);
+  feed(zero, h);
+  CHECK(max_abs(normalized.features() - zero.features()) < 1e-15);  // 1 - 0.9^20000 is 1
+  CHECK(normalized.features().sum() == Approx(1.0).epsilon(1e-14));
+}
+
 TEST_CASE("the three initialisations differ only by the weight of the time before y_0", "[memory_trace]") {
   const auto h = random_history(12, 3, 5);
   const double lambda = 0.7;

@@ -72,11 +72,14 @@ class TraceStep {
 
   /// Coefficients of the next step. The normalised trace divides by the weight w_t = 1 - λ^{t+1}:
   /// a = λ w_{t-1} / w_t = (λ - λ^{t+1}) / w_t and b = (1 - λ) / w_t.
+  /// Once λ^{t+1} < λ 2^-60 it no longer changes a or b in double precision; it is then set to 0
+  /// so that it never becomes subnormal (which would slow each step down ~20-fold).
   [[nodiscard]] Coefficients next(double lambda) noexcept {
-    if (init_ != TraceInit::normalized) return {lambda, 1.0 - lambda};
+    if (init_ != TraceInit::normalized || power_ == 0.0) return {lambda, 1.0 - lambda};
     power_ *= lambda;
-    const double weight = 1.0 - power_;
-    return {(lambda - power_) / weight, (1.0 - lambda) / weight};
+    if (power_ < lambda * 0x1p-60) power_ = 0.0;
+    const double inverse_weight = 1.0 / (1.0 - power_);
+    return {(lambda - power_) * inverse_weight, (1.0 - lambda) * inverse_weight};
   }
 
  private:
