@@ -10,8 +10,8 @@ int main() {
   const std::vector<Observation> stream{0, 2, 2, 1, 0};
 
   MemoryTrace<std::ratio<1, 2>> trace(num_observations, TraceInit::zero);  // λ = 1/2, eq:recursive
-  Window<> window(2, num_observations);                                     // |Y|^2 = 9 table entries
-  ConcatWindow<> concat(2, num_observations);                               // 2·|Y| = 6 features
+  Window<> window(2, num_observations);                                    // |Y|^2 = 9 table entries
+  ConcatWindow<> concat(2, num_observations);                              // 2·|Y| = 6 features
 
   trace.reset(stream.front());
   window.reset(stream.front());
@@ -33,6 +33,7 @@ int main() {
   Eigen::VectorXd w_window = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(window.dim()));
   add_scaled(w_trace, 0.1, trace.features());    // O(|Y|)
   add_scaled(w_window, 0.1, window.features());  // O(1): one weight
-  std::printf("estimates %.5f (trace) %.5f (window)\n", dot(w_trace, trace.features()), dot(w_window, window.features()));
+  std::printf("estimates %.5f (trace) %.5f (window)\n", dot(w_trace, trace.features()),
+              dot(w_window, window.features()));
   return dot(w_window, window.features()) == 0.1 ? 0 : 1;
 }

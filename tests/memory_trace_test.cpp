@@ -227,11 +227,13 @@ TEST_CASE("bad trace arguments throw with the value named and leave the trace un
   CHECK_THROWS_WITH(bank.update(2), "TraceBank: observation must be in [0, 2), got 2");
   CHECK_THROWS_WITH(bank.trace(1), "TraceBank::trace: k must be below 1, got 1");
 
-  CHECK_THROWS_WITH(WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 6), 3, 2),
-                    "WithActions: the memory must be built over |Y|(|U| + 1) = 9 symbols, but it has num_observations = 6");
+  CHECK_THROWS_WITH(
+      WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 6), 3, 2),
+      "WithActions: the memory must be built over |Y|(|U| + 1) = 9 symbols, but it has num_observations = 6");
   WithActions<MemoryTrace<>> memory(MemoryTrace<>(0.5, 9), 3, 2);
   memory.reset(0);
   CHECK_THROWS_WITH(memory.update(2, 0), "WithActions: action must be in [0, 2), got 2");
   CHECK_THROWS_WITH(memory.update(0, 3), "WithActions: observation must be in [0, 3), got 3");
-  CHECK_THROWS_WITH(WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 3), 3, 0), "WithActions: num_actions must be at least 1, got 0");
+  CHECK_THROWS_WITH(WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 3), 3, 0),
+                    "WithActions: num_actions must be at least 1, got 0");
 }

@@ -172,7 +172,8 @@ TEST_CASE("the counterexamples of app:injectivity do collide", "[geometry][theor
   }
 }
 
-TEST_CASE("thm:tmaze: with lambda = (k-1)/k traces of different values are at least √2/(e k) apart", "[geometry][theorem]") {
+TEST_CASE("thm:tmaze: with lambda = (k-1)/k traces of different values are at least √2/(e k) apart",
+          "[geometry][theorem]") {
   enum : Observation { a, b, o, x, y };
   for (std::size_t k = 2; k <= 40; ++k) {
     const double lambda = static_cast<double>(k - 1) / static_cast<double>(k);
@@ -195,7 +196,8 @@ TEST_CASE("thm:tmaze: with lambda = (k-1)/k traces of different values are at le
     for (std::size_t i = 0; i < table.size(); ++i)
       for (std::size_t j = i + 1; j < table.size(); ++j)
         if (table[i].second != table[j].second)
-          closest = std::min(closest, (trace_of(table[i].first, lambda, 5) - trace_of(table[j].first, lambda, 5)).norm());
+          closest =
+              std::min(closest, (trace_of(table[i].first, lambda, 5) - trace_of(table[j].first, lambda, 5)).norm());
     INFO("k = " << k);
     // The closest pair is ao^{k-2}x against bo^{k-2}x, at √2 (1 - λ) λ^{k-1} >= √2 / (e k).
     CHECK(closest == Approx(std::numbers::sqrt2 * (1 - lambda) * std::pow(lambda, k - 1.0)).epsilon(1e-12));
@@ -227,5 +229,6 @@ TEST_CASE("bad geometry arguments throw with the value named", "[geometry][error
   CHECK_THROWS_WITH(d_lambda(0.5, 0), "d_lambda: num_observations must be at least 1, got 0");
   CHECK_THROWS_WITH(window_of(std::vector<Observation>{1}, 0), "window_of: m must be at least 1, got 0");
   CHECK_THROWS_WITH(trace_of(std::vector<Observation>{0, 4}, 0.5, 3), "trace_of: observation must be in [0, 3), got 4");
-  CHECK_THROWS_WITH(trace_set(0.5, 11, 8), "trace_set: |Y|^m with |Y| = 11 and m = 8 traces exceed max_points = 16777216");
+  CHECK_THROWS_WITH(trace_set(0.5, 11, 8),
+                    "trace_set: |Y|^m with |Y| = 11 and m = 8 traces exceed max_points = 16777216");
 }

@@ -161,10 +161,12 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   CHECK_THROWS_WITH(Window<>(10, 11),
                     Catch::StartsWith("Window: a table of 25937424601 windows (|Y| = 11, m = 10) needs 193.") &&
                         Catch::EndsWith("GiB as double weights and exceeds max_table_size = 268435456"));
-  CHECK_THROWS_WITH(Window<>(20, 11), "Window: the table of |Y|^m windows with |Y| = 11 and m = 20 overflows std::size_t");
+  CHECK_THROWS_WITH(Window<>(20, 11),
+                    "Window: the table of |Y|^m windows with |Y| = 11 and m = 20 overflows std::size_t");
   CHECK_THROWS_WITH(Window<>(64, 2, WindowPadding::zero), Catch::Contains("overflows std::size_t"));
   CHECK(Window<>(6, 11, WindowPadding::repeat_first, std::size_t{1} << 21).dim() == 1771561);  // a raised budget
-  CHECK_THROWS_WITH(Window<>(6, 11, WindowPadding::repeat_first, 1000), Catch::Contains("exceeds max_table_size = 1000"));
+  CHECK_THROWS_WITH(Window<>(6, 11, WindowPadding::repeat_first, 1000),
+                    Catch::Contains("exceeds max_table_size = 1000"));
 
   Window<> window(2, 3);
   window.reset(0);

@@ -52,8 +52,7 @@ inline void check_num_observations(const char* who, std::size_t num_observations
 }
 
 inline void check_observation(const char* who, Observation y, std::size_t num_observations) {
-  if (y >= num_observations)
-    invalid(who, ": observation must be in [0, ", num_observations, "), got ", y);
+  if (y >= num_observations) invalid(who, ": observation must be in [0, ", num_observations, "), got ", y);
 }
 
 /// For classes whose size may be fixed at compile time: the run-time argument must agree.

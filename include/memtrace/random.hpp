@@ -63,8 +63,7 @@ class Xoshiro256StarStar {
 
   /// A generator with exactly this state; the all-zero state (a fixed point) is refused.
   static constexpr Xoshiro256StarStar from_state(const state_type& state) {
-    if (state == state_type{})
-      detail::invalid("Xoshiro256StarStar::from_state: state must not be all zero");
+    if (state == state_type{}) detail::invalid("Xoshiro256StarStar::from_state: state must not be all zero");
     Xoshiro256StarStar g;
     g.s_ = state;
     return g;

@@ -22,9 +22,14 @@ struct LastObservation {
 struct Coin {
   memtrace::State x = 0;
   template <class G>
-  memtrace::Observation reset(G& g) { return x = memtrace::uniform_index(g, 2); }
+  memtrace::Observation reset(G& g) {
+    return x = memtrace::uniform_index(g, 2);
+  }
   template <class G>
-  memtrace::Transition step(G& g) { x = memtrace::uniform_index(g, 2); return {x, 0.0, false, false}; }
+  memtrace::Transition step(G& g) {
+    x = memtrace::uniform_index(g, 2);
+    return {x, 0.0, false, false};
+  }
   [[nodiscard]] memtrace::State state() const { return x; }
   [[nodiscard]] std::size_t num_states() const { return 2; }
   [[nodiscard]] std::size_t num_observations() const { return 2; }
@@ -32,7 +37,9 @@ struct Coin {
 struct ActingCoin : Coin {
   using Coin::step;
   template <class G>
-  memtrace::Transition step(memtrace::Action, G& g) { return step(g); }
+  memtrace::Transition step(memtrace::Action, G& g) {
+    return step(g);
+  }
   [[nodiscard]] std::size_t num_actions() const { return 2; }
 };
 struct NoFeatures {};

@@ -39,7 +39,9 @@ class LambdaValue {
 
  public:
   static constexpr bool is_dynamic = false;
-  static constexpr double value() noexcept { return static_cast<double>(Lambda::num) / static_cast<double>(Lambda::den); }
+  static constexpr double value() noexcept {
+    return static_cast<double>(Lambda::num) / static_cast<double>(Lambda::den);
+  }
 };
 
 template <>
@@ -96,30 +98,33 @@ class TraceStep {
 /// Cost: O(|Y|) per update, no allocation after construction. Satisfies Memory.
 template <class Lambda = dynamic_lambda, int NumObservations = dynamic>
 class MemoryTrace {
-  static_assert(NumObservations == dynamic || NumObservations >= 1, "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(NumObservations == dynamic || NumObservations >= 1,
+                "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
   using lambda_value = detail::LambdaValue<Lambda>;
 
  public:
   using features_type = Eigen::Matrix<double, NumObservations == dynamic ? Eigen::Dynamic : NumObservations, 1>;
 
   /// Run-time λ: MemoryTrace<> trace(0.9, 11).
-  MemoryTrace(double lambda, std::size_t num_observations, TraceInit init = TraceInit::first_observation)
-    requires lambda_value::is_dynamic
-      : lambda_(lambda), step_(init), z_(make_zero(num_observations)) {}
+  MemoryTrace(double lambda, std::size_t num_observations,
+              TraceInit init = TraceInit::first_observation) requires lambda_value::is_dynamic
+      : lambda_(lambda),
+        step_(init),
+        z_(make_zero(num_observations)) {}
 
   /// Run-time λ, compile-time |Y|: MemoryTrace<dynamic_lambda, 11> trace(0.9).
-  explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation)
-    requires(lambda_value::is_dynamic && NumObservations != dynamic)
+  explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation) requires(
+      lambda_value::is_dynamic&& NumObservations != dynamic)
       : lambda_(lambda), step_(init), z_(features_type::Zero()) {}
 
   /// Compile-time λ: MemoryTrace<std::ratio<9, 10>> trace(11).
-  explicit MemoryTrace(std::size_t num_observations, TraceInit init = TraceInit::first_observation)
-    requires(!lambda_value::is_dynamic)
+  explicit MemoryTrace(std::size_t num_observations,
+                       TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic)
       : step_(init), z_(make_zero(num_observations)) {}
 
   /// Compile-time λ and |Y|: MemoryTrace<std::ratio<9, 10>, 11> trace.
-  explicit MemoryTrace(TraceInit init = TraceInit::first_observation)
-    requires(!lambda_value::is_dynamic && NumObservations != dynamic)
+  explicit MemoryTrace(TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic &&
+                                                                               NumObservations != dynamic)
       : step_(init), z_(features_type::Zero()) {}
 
   /// Starts a history whose first observation is y0 (see TraceInit).

@@ -16,7 +16,8 @@ namespace memtrace {
 /// NumObservations fixes |Y| at compile time (or memtrace::dynamic).
 template <int NumObservations = dynamic>
 class TraceBank {
-  static_assert(NumObservations == dynamic || NumObservations >= 1, "TraceBank: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(NumObservations == dynamic || NumObservations >= 1,
+                "TraceBank: NumObservations must be at least 1 or memtrace::dynamic");
 
  public:
   using features_type = Eigen::VectorXd;

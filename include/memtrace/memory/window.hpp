@@ -69,7 +69,8 @@ inline void check_window_length(const char* who, int fixed, std::size_t length) 
 template <int Length = dynamic, int NumObservations = dynamic>
 class Window {
   static_assert(Length == dynamic || Length >= 1, "Window: Length must be at least 1 or memtrace::dynamic");
-  static_assert(NumObservations == dynamic || NumObservations >= 1, "Window: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(NumObservations == dynamic || NumObservations >= 1,
+                "Window: NumObservations must be at least 1 or memtrace::dynamic");
 
  public:
   using features_type = OneHot;
@@ -98,8 +99,9 @@ class Window {
   }
 
   /// Compile-time length and |Y|: Window<3, 11> window.
-  explicit Window(WindowPadding padding = WindowPadding::repeat_first, std::size_t max_table_size = default_max_table_size)
-    requires(Length != dynamic && NumObservations != dynamic)
+  explicit Window(WindowPadding padding = WindowPadding::repeat_first,
+                  std::size_t max_table_size = default_max_table_size) requires(Length != dynamic &&
+                                                                                NumObservations != dynamic)
       : Window(Length, NumObservations, padding, max_table_size) {}
 
   /// Number of table entries for windows of `length` observations out of `num_observations`;
@@ -108,8 +110,7 @@ class Window {
     const auto p = detail::powers(num_observations, length);
     std::size_t size = p.empty() ? 0 : p.back();
     if (padding == WindowPadding::zero)
-      for (std::size_t c = 1; c < length && size != 0; ++c)
-        size = size + p[c] < size ? 0 : size + p[c];
+      for (std::size_t c = 1; c < length && size != 0; ++c) size = size + p[c] < size ? 0 : size + p[c];
     if (size == 0)
       detail::invalid("Window: the table of |Y|^m windows with |Y| = ", num_observations, " and m = ", length,
                       " overflows std::size_t");
@@ -215,7 +216,8 @@ class Window {
 template <int Length = dynamic, int NumObservations = dynamic>
 class ConcatWindow {
   static_assert(Length == dynamic || Length >= 1, "ConcatWindow: Length must be at least 1 or memtrace::dynamic");
-  static_assert(NumObservations == dynamic || NumObservations >= 1, "ConcatWindow: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(NumObservations == dynamic || NumObservations >= 1,
+                "ConcatWindow: NumObservations must be at least 1 or memtrace::dynamic");
 
  public:
   using features_type = MultiHot<Length>;
@@ -226,13 +228,14 @@ class ConcatWindow {
     detail::check_num_observations("ConcatWindow", num_observations);
     detail::check_fixed_size("ConcatWindow", "num_observations", NumObservations, num_observations);
     if (detail::checked_mul(length, num_observations) == 0)
-      detail::invalid("ConcatWindow: m|Y| with m = ", length, " and |Y| = ", num_observations, " overflows std::size_t");
+      detail::invalid("ConcatWindow: m|Y| with m = ", length, " and |Y| = ", num_observations,
+                      " overflows std::size_t");
     phi_ = features_type(length);
   }
 
   /// Compile-time length and |Y|: ConcatWindow<3, 11> window.
-  explicit ConcatWindow(WindowPadding padding = WindowPadding::repeat_first)
-    requires(Length != dynamic && NumObservations != dynamic)
+  explicit ConcatWindow(WindowPadding padding = WindowPadding::repeat_first) requires(Length != dynamic &&
+                                                                                      NumObservations != dynamic)
       : ConcatWindow(Length, NumObservations, padding) {}
 
   void reset(Observation y0) {
