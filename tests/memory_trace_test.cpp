@@ -220,11 +220,21 @@ TEST_CASE("bad trace arguments throw with the value named and leave the trace un
   CHECK_THROWS_AS(trace.update(static_cast<Observation>(-1)), std::invalid_argument);
   CHECK(trace.features() == before);
 
+  CHECK_THROWS_WITH(MemoryTrace<>(0.5, static_cast<std::size_t>(-1)),
+                    "MemoryTrace: num_observations must be below 2^63, got 18446744073709551615");
+  CHECK_THROWS_WITH(trace.reset(5), "MemoryTrace: observation must be in [0, 3), got 5");  // a bad reset
+  CHECK(trace.features() == before);
+
+  CHECK_THROWS_WITH(TraceBank<>({0.1, 0.2, 0.3, 0.4}, std::size_t{1} << 62),
+                    "TraceBank: K|Y| with K = 4 lambdas and |Y| = 4611686018427387904 overflows the index type");
   CHECK_THROWS_WITH(TraceBank<>({}, 3), "TraceBank: lambdas must hold at least one lambda, got none");
   CHECK_THROWS_WITH(TraceBank<>({0.5, 1.0}, 3), "TraceBank: lambdas[1] must be in [0, 1), got 1");
   CHECK_THROWS_WITH(TraceBank<>({0.5}, 0), "TraceBank: num_observations must be at least 1, got 0");
   TraceBank<> bank({0.5}, 2);
+  bank.reset(1);
+  const Eigen::VectorXd bank_before = bank.features();
   CHECK_THROWS_WITH(bank.update(2), "TraceBank: observation must be in [0, 2), got 2");
+  CHECK(bank.features() == bank_before);
   CHECK_THROWS_WITH(bank.trace(1), "TraceBank::trace: k must be below 1, got 1");
 
   CHECK_THROWS_WITH(
@@ -232,8 +242,11 @@ TEST_CASE("bad trace arguments throw with the value named and leave the trace un
       "WithActions: the memory must be built over |Y|(|U| + 1) = 9 symbols, but it has num_observations = 6");
   WithActions<MemoryTrace<>> memory(MemoryTrace<>(0.5, 9), 3, 2);
   memory.reset(0);
+  memory.update(1, 2);
+  const Eigen::VectorXd memory_before = memory.features();
   CHECK_THROWS_WITH(memory.update(2, 0), "WithActions: action must be in [0, 2), got 2");
   CHECK_THROWS_WITH(memory.update(0, 3), "WithActions: observation must be in [0, 3), got 3");
+  CHECK(memory.features() == memory_before);
   CHECK_THROWS_WITH(WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 3), 3, 0),
                     "WithActions: num_actions must be at least 1, got 0");
 }

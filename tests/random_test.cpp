@@ -113,8 +113,15 @@ TEST_CASE("uniform_int covers its closed range", "[random]") {
   }
   CHECK(seen.size() == 7);
   CHECK(uniform_int(g, 5, 5) == 5);
-  const auto full = uniform_int(g, INT64_MIN, INT64_MAX);  // the whole range: no overflow
-  CHECK((full >= INT64_MIN && full <= INT64_MAX));
+  // The ends of the 64-bit range: no overflow, and the whole range is the generator's raw word.
+  for (int i = 0; i < 100; ++i) {
+    const auto low = uniform_int(g, INT64_MIN, INT64_MIN + 2);
+    REQUIRE((low >= INT64_MIN && low <= INT64_MIN + 2));
+    const auto high = uniform_int(g, INT64_MAX - 1, INT64_MAX);
+    REQUIRE((high == INT64_MAX - 1 || high == INT64_MAX));
+  }
+  Xoshiro256StarStar a(5), b(5);
+  CHECK(uniform_int(a, INT64_MIN, INT64_MAX) == static_cast<std::int64_t>(b() + (std::uint64_t{1} << 63)));
 }
 
 TEST_CASE("uniform_real and bernoulli", "[random]") {
@@ -156,6 +163,18 @@ TEST_CASE("random_bits works with any uniform random bit generator", "[random]")
     expected = (expected << 30) | v;
   }
   CHECK(random_bits(c) == expected);
+  // A 2^32-value range that does not start at 0: the offset is removed from each word.
+  struct Offset32 {
+    using result_type = std::uint64_t;
+    std::mt19937 inner{3};
+    static constexpr result_type min() { return 100; }
+    static constexpr result_type max() { return 100 + 0xffffffffULL; }
+    result_type operator()() { return 100 + inner(); }
+  };
+  Offset32 d;
+  std::mt19937 d_copy(3);
+  const std::uint64_t d_high = d_copy(), d_low = d_copy();
+  CHECK(random_bits(d) == ((d_high << 32) | d_low));
   // Sampling through any of them stays in range.
   for (int i = 0; i < 1000; ++i) REQUIRE(uniform_index(c, 7) < 7);
 }

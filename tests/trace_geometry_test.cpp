@@ -230,5 +230,5 @@ TEST_CASE("bad geometry arguments throw with the value named", "[geometry][error
   CHECK_THROWS_WITH(window_of(std::vector<Observation>{1}, 0), "window_of: m must be at least 1, got 0");
   CHECK_THROWS_WITH(trace_of(std::vector<Observation>{0, 4}, 0.5, 3), "trace_of: observation must be in [0, 3), got 4");
   CHECK_THROWS_WITH(trace_set(0.5, 11, 8),
-                    "trace_set: |Y|^m with |Y| = 11 and m = 8 traces exceed max_points = 16777216");
+                    "trace_set: |Y|^(m+1) with |Y| = 11 and m = 8 entries exceed max_entries = 67108864");
 }

@@ -48,6 +48,18 @@ TEST_CASE("window table sizes follow the padding rule", "[window]") {
   CHECK(ConcatWindow<>(5, 11).dim() == 55);
 }
 
+TEST_CASE("zero-padded windows are indexed as documented", "[window]") {
+  // |Y| = 2, m = 3: full windows at [0, 8), one observation at offset(1) = 8, two at offset(2) = 10.
+  const Window<> window(3, 2, WindowPadding::zero);
+  CHECK(window.dim() == 8 + 2 + 4);
+  CHECK(window.index_of(std::vector<Observation>{1}) == 8 + 1);
+  CHECK(window.index_of(std::vector<Observation>{1, 0}) == 10 + 0 + 1 * 2);  // y_0 = 0, y_{-1} = 1
+  CHECK(window.index_of(std::vector<Observation>{1, 1, 0}) == 0 + 1 * 2 + 1 * 4);
+  CHECK(window.index_of(std::vector<Observation>{0, 1, 1, 0}) == 0 + 1 * 2 + 1 * 4);  // only the last 3 count
+  const Window<> repeat(3, 2, WindowPadding::repeat_first);
+  CHECK(repeat.index_of(std::vector<Observation>{1, 0}) == 0 + 1 * 2 + 1 * 4);  // (1, 1, 0): y_0 repeated back
+}
+
 TEST_CASE("every window index decodes to a window that encodes to it again", "[window]") {
   for (const auto padding : {WindowPadding::repeat_first, WindowPadding::zero}) {
     for (const std::size_t n : {1u, 2u, 3u, 5u}) {
@@ -183,5 +195,14 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   CHECK_THROWS_WITH(ConcatWindow<>(2, 0), "ConcatWindow: num_observations must be at least 1, got 0");
   ConcatWindow<> concat(2, 3);
   concat.reset(2);
+  concat.update(0);
+  const Eigen::VectorXd concat_before = to_dense(concat.features(), 6);
   CHECK_THROWS_WITH(concat.update(5), "ConcatWindow: observation must be in [0, 3), got 5");
+  CHECK_THROWS_WITH(concat.reset(3), "ConcatWindow: observation must be in [0, 3), got 3");
+  CHECK(to_dense(concat.features(), 6) == concat_before);
+  CHECK_THROWS_WITH(window.reset(4), "Window: observation must be in [0, 3), got 4");
+  CHECK(window.window_of(window.index()) == std::vector<Observation>{1, 2});
+  // The ring of a window is refused like its table: a window over one observation and 2^40 steps.
+  CHECK_THROWS_WITH(Window<>(std::size_t{1} << 40, 1),
+                    "Window: length m = 1099511627776 exceeds max_table_size = 268435456");
 }

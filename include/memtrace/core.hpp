@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -42,13 +43,22 @@ template <class... Parts>
   throw std::invalid_argument(message(parts...));
 }
 
+/// a * b, or 0 when it overflows std::size_t.
+[[nodiscard]] constexpr std::size_t checked_mul(std::size_t a, std::size_t b) noexcept {
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return 0;
+  return a * b;
+}
+
 /// Throws unless 0 <= lambda < 1 (NaN fails too); `who` names the caller in the message.
 inline void check_lambda(const char* who, double lambda) {
   if (!(lambda >= 0.0 && lambda < 1.0)) invalid(who, ": lambda must be in [0, 1), got ", lambda);
 }
 
+/// |Y| >= 1, and small enough to index an Eigen vector (a negative int cast to size_t is not).
 inline void check_num_observations(const char* who, std::size_t num_observations) {
   if (num_observations == 0) invalid(who, ": num_observations must be at least 1, got 0");
+  if (num_observations > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()))
+    invalid(who, ": num_observations must be below 2^63, got ", num_observations);
 }
 
 inline void check_observation(const char* who, Observation y, std::size_t num_observations) {

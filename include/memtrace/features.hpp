@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <type_traits>
 #include <vector>
@@ -30,8 +31,9 @@ class MultiHot {
   static_assert(Capacity == dynamic || Capacity >= 1, "MultiHot: Capacity must be positive or memtrace::dynamic");
 
  public:
-  using storage_type = std::conditional_t<Capacity == dynamic, std::vector<std::size_t>,
-                                          std::array<std::size_t, Capacity == dynamic ? 1 : Capacity>>;
+  using storage_type =
+      std::conditional_t<Capacity == dynamic, std::vector<std::size_t>,
+                         std::array<std::size_t, static_cast<std::size_t>(Capacity == dynamic ? 1 : Capacity)>>;
 
   MultiHot() = default;
   /// Room for `capacity` entries (must equal Capacity when that is fixed); none active.
@@ -55,20 +57,26 @@ class MultiHot {
   std::size_t size_ = 0;
 };
 
+namespace detail {
+/// A dense feature vector: an Eigen column vector of doubles.
+template <class F>
+concept DenseVector = F::ColsAtCompileTime == 1 && std::same_as<typename F::Scalar, double>;
+}  // namespace detail
+
 /// w · phi for dense features.
-template <class W, class F>
+template <detail::DenseVector W, detail::DenseVector F>
 [[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const Eigen::MatrixBase<F>& phi) {
   return w.dot(phi);
 }
 
 /// w · e_index = w[index]: O(1).
-template <class W>
+template <detail::DenseVector W>
 [[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const OneHot& phi) {
   return w.coeff(static_cast<Eigen::Index>(phi.index));
 }
 
 /// w · (sum of unit vectors): O(number of active entries).
-template <class W, int C>
+template <detail::DenseVector W, int C>
 [[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const MultiHot<C>& phi) {
   double sum = 0.0;
   for (const std::size_t i : phi) sum += w.coeff(static_cast<Eigen::Index>(i));
@@ -76,19 +84,19 @@ template <class W, int C>
 }
 
 /// w += alpha * phi for dense features.
-template <class W, class F>
+template <detail::DenseVector W, detail::DenseVector F>
 void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const Eigen::MatrixBase<F>& phi) {
   w.noalias() += alpha * phi;
 }
 
 /// w += alpha * e_index: touches exactly one weight.
-template <class W>
+template <detail::DenseVector W>
 void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const OneHot& phi) {
   w.coeffRef(static_cast<Eigen::Index>(phi.index)) += alpha;
 }
 
 /// w += alpha * (sum of unit vectors): touches exactly the active weights.
-template <class W, int C>
+template <detail::DenseVector W, int C>
 void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const MultiHot<C>& phi) {
   for (const std::size_t i : phi) w.coeffRef(static_cast<Eigen::Index>(i)) += alpha;
 }
@@ -112,7 +120,7 @@ template <int C>
   return v;
 }
 
-template <class F>
+template <detail::DenseVector F>
 [[nodiscard]] Eigen::VectorXd to_dense(const Eigen::MatrixBase<F>& phi, std::size_t dim) {
   if (static_cast<std::size_t>(phi.size()) != dim)
     detail::invalid("to_dense: feature vector has size ", phi.size(), ", expected dim ", dim);

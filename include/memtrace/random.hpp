@@ -27,7 +27,7 @@ namespace detail {
 
 __extension__ typedef unsigned __int128 uint128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
 
-[[nodiscard]] constexpr int floor_log2(std::uint64_t x) noexcept { return std::bit_width(x) - 1; }
+[[nodiscard]] constexpr int floor_log2(std::uint64_t x) noexcept { return static_cast<int>(std::bit_width(x)) - 1; }
 
 }  // namespace detail
 

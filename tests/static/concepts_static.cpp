@@ -1,4 +1,5 @@
 // Compile-time tests of concepts.hpp: this program builds only if every static_assert holds.
+#include <array>
 #include <memtrace/memtrace.hpp>
 #include <random>
 #include <ratio>
@@ -55,6 +56,8 @@ static_assert(FeatureVector<MultiHot<3>>);
 static_assert(FeatureVector<MultiHot<>>);
 static_assert(FeatureVector<user::Sparse>);
 static_assert(!FeatureVector<int>);
+static_assert(!FeatureVector<Eigen::MatrixXd>);  // a matrix is no feature vector
+static_assert(!FeatureVector<Eigen::VectorXi>);  // nor are integer entries
 static_assert(!FeatureVector<user::NoFeatures>);
 
 // Memories.
@@ -100,4 +103,16 @@ static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);
 static_assert(SplitMix64(1234567)() == 6457827717110365317ULL);
 static_assert(make_stream(42, 0) != make_stream(42, 1));
 
-int main() { return 0; }
+// Memories with compile-time parameters are default-constructible members of a user's aggregate,
+// value-initialised with {} (an explicit default constructor would break this on Clang 14).
+struct Agent {
+  MemoryTrace<std::ratio<1, 2>, 3> trace;
+  Window<2, 3> window;
+  ConcatWindow<2, 3> concat;
+};
+
+int main() {
+  Agent agent{};
+  std::array<Window<2, 3>, 2> windows{};
+  return static_cast<int>(agent.trace.dim() + windows[1].dim() + agent.concat.dim()) == 3 + 9 + 6 ? 0 : 1;
+}

@@ -50,15 +50,18 @@ namespace memtrace {
 /// Z_λ^m = { z_λ(h) : h ∈ Y^m } as a |Y| × |Y|^m matrix: column j is the trace of the length-m
 /// history whose full-window index (Window's layout) is j, so y_{-k} is digit k of j in base |Y|.
 /// Built by the self-similarity Z^m = λ Z^{m-1} + (1 - λ) Y in O(|Y|^{m+1}).
-/// Refuses sets of more than max_points traces before allocating.
+/// Refuses, before allocating, a matrix of more than max_entries = |Y|·|Y|^m doubles.
 [[nodiscard]] inline Eigen::MatrixXd trace_set(double lambda, std::size_t num_observations, std::size_t m,
-                                               std::size_t max_points = std::size_t{1} << 24) {
+                                               std::size_t max_entries = std::size_t{1} << 26) {
   detail::check_lambda("trace_set", lambda);
   detail::check_num_observations("trace_set", num_observations);
-  const auto p = detail::powers(num_observations, m);
-  if (p.empty() || p.back() > max_points)
-    detail::invalid("trace_set: |Y|^m with |Y| = ", num_observations, " and m = ", m,
-                    " traces exceed max_points = ", max_points);
+  // n^m overflows for m > 64 unless n = 1; refuse such m before powers() allocates m + 1 words.
+  const bool small = m <= max_entries && (m <= 64 || num_observations == 1);
+  const auto p = small ? detail::powers(num_observations, m) : std::vector<std::size_t>{};
+  const std::size_t entries = p.empty() ? 0 : detail::checked_mul(p.back(), num_observations);
+  if (entries == 0 || entries > max_entries)
+    detail::invalid("trace_set: |Y|^(m+1) with |Y| = ", num_observations, " and m = ", m,
+                    " entries exceed max_entries = ", max_entries);
   const auto n = static_cast<Eigen::Index>(num_observations);
   Eigen::MatrixXd z = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(p.back()));
   // After step c the first |Y|^c columns hold Z^c; column y + |Y| j of Z^{c+1} extends the history
@@ -83,8 +86,9 @@ namespace memtrace {
   return std::numbers::sqrt2 * std::pow(lambda, static_cast<double>(m));
 }
 
-/// lem:separation: for λ <= 1/2, histories whose length-m windows differ have traces at least
-/// √2 (1 - 2λ) λ^{m-1} apart.
+/// lem:separation: for λ <= 1/2, histories of equal (or infinite) length whose length-m windows
+/// differ have traces at least √2 (1 - 2λ) λ^{m-1} apart. (A history and a shorter one can be
+/// closer: see docs/analysis.md.)
 [[nodiscard]] inline double separation_bound(double lambda, std::size_t m) {
   detail::check_lambda("separation_bound", lambda);
   if (lambda > 0.5) detail::invalid("separation_bound: lambda must be at most 1/2, got ", lambda);

@@ -101,6 +101,7 @@ class MemoryTrace {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
   using lambda_value = detail::LambdaValue<Lambda>;
+  static constexpr bool fully_static = !lambda_value::is_dynamic && NumObservations != dynamic;
 
  public:
   using features_type = Eigen::Matrix<double, NumObservations == dynamic ? Eigen::Dynamic : NumObservations, 1>;
@@ -123,9 +124,8 @@ class MemoryTrace {
       : step_(init), z_(make_zero(num_observations)) {}
 
   /// Compile-time λ and |Y|: MemoryTrace<std::ratio<9, 10>, 11> trace.
-  explicit MemoryTrace(TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic &&
-                                                                               NumObservations != dynamic)
-      : step_(init), z_(features_type::Zero()) {}
+  MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
+  explicit MemoryTrace(TraceInit init) requires fully_static : step_(init), z_(features_type::Zero()) {}
 
   /// Starts a history whose first observation is y0 (see TraceInit).
   void reset(Observation y0) {

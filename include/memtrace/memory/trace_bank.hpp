@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "memtrace/core.hpp"
@@ -30,8 +31,12 @@ class TraceBank {
         detail::invalid("TraceBank: lambdas[", k, "] must be in [0, 1), got ", lambdas_[k]);
     detail::check_num_observations("TraceBank", num_observations);
     detail::check_fixed_size("TraceBank", "num_observations", NumObservations, num_observations);
+    const std::size_t dim = detail::checked_mul(lambdas_.size(), num_observations);
+    if (dim == 0 || dim > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
+      detail::invalid("TraceBank: K|Y| with K = ", lambdas_.size(), " lambdas and |Y| = ", num_observations,
+                      " overflows the index type");
     steps_.assign(lambdas_.size(), detail::TraceStep(init));
-    z_ = features_type::Zero(static_cast<Eigen::Index>(lambdas_.size() * num_observations));
+    z_ = features_type::Zero(static_cast<Eigen::Index>(dim));
   }
 
   void reset(Observation y0) {

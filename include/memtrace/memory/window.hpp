@@ -32,12 +32,6 @@ inline constexpr std::size_t default_max_table_size = std::size_t{1} << 28;
 
 namespace detail {
 
-/// a * b, or 0 when it overflows std::size_t.
-[[nodiscard]] constexpr std::size_t checked_mul(std::size_t a, std::size_t b) noexcept {
-  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return 0;
-  return a * b;
-}
-
 /// The powers n^0, ..., n^m, or an empty vector if n^m overflows std::size_t.
 [[nodiscard]] inline std::vector<std::size_t> powers(std::size_t n, std::size_t m) {
   std::vector<std::size_t> p{1};
@@ -74,6 +68,7 @@ class Window {
 
  public:
   using features_type = OneHot;
+  static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
   /// Refuses (before allocating) a table that overflows std::size_t or exceeds max_table_size.
   Window(std::size_t length, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first,
@@ -81,6 +76,8 @@ class Window {
       : length_(length), num_observations_(num_observations), padding_(padding) {
     detail::check_window_length("Window", Length, length);
     detail::check_num_observations("Window", num_observations);
+    if (length > max_table_size)  // the ring of the last m observations is allocated too
+      detail::invalid("Window: length m = ", length, " exceeds max_table_size = ", max_table_size);
     detail::check_fixed_size("Window", "num_observations", NumObservations, num_observations);
     table_size_ = table_size(length, num_observations, padding);  // throws on overflow
     if (table_size_ > max_table_size)
@@ -99,9 +96,8 @@ class Window {
   }
 
   /// Compile-time length and |Y|: Window<3, 11> window.
-  explicit Window(WindowPadding padding = WindowPadding::repeat_first,
-                  std::size_t max_table_size = default_max_table_size) requires(Length != dynamic &&
-                                                                                NumObservations != dynamic)
+  Window() requires fully_static : Window(WindowPadding::repeat_first) {}
+  explicit Window(WindowPadding padding, std::size_t max_table_size = default_max_table_size) requires fully_static
       : Window(Length, NumObservations, padding, max_table_size) {}
 
   /// Number of table entries for windows of `length` observations out of `num_observations`;
@@ -150,7 +146,8 @@ class Window {
     phi_.index = offset_[count_] + digits_;
   }
 
-  /// Forgets everything: the next update(y) starts a history, like reset(y).
+  /// Forgets everything: the next update(y) starts a history, like reset(y). There is no table
+  /// entry for the empty history, so until then features() still names the last window.
   void clear() noexcept { count_ = 0; }
 
   [[nodiscard]] const OneHot& features() const noexcept { return phi_; }
@@ -221,6 +218,7 @@ class ConcatWindow {
 
  public:
   using features_type = MultiHot<Length>;
+  static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
   ConcatWindow(std::size_t length, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first)
       : length_(length), num_observations_(num_observations), padding_(padding) {
@@ -234,9 +232,8 @@ class ConcatWindow {
   }
 
   /// Compile-time length and |Y|: ConcatWindow<3, 11> window.
-  explicit ConcatWindow(WindowPadding padding = WindowPadding::repeat_first) requires(Length != dynamic &&
-                                                                                      NumObservations != dynamic)
-      : ConcatWindow(Length, NumObservations, padding) {}
+  ConcatWindow() requires fully_static : ConcatWindow(WindowPadding::repeat_first) {}
+  explicit ConcatWindow(WindowPadding padding) requires fully_static : ConcatWindow(Length, NumObservations, padding) {}
 
   void reset(Observation y0) {
     check(y0);
