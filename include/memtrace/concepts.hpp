@@ -86,4 +86,40 @@ concept Pomdp = std::uniform_random_bit_generator<G> && requires(E& env, const E
   { cenv.num_actions() } -> std::convertible_to<std::size_t>;
 };
 
+/// A reward process that also exposes its explicit model, which exact analysis solves: model()
+/// returns an object (by value or reference) whose transition() (|X| x |X|, transition(x, x') =
+/// p(x' | x), row-stochastic), emission() (|X| x |Y|, emission(x, y) = p(y | x), row-stochastic),
+/// initial() (p(x_0)) and expected_rewards() (r̄(x) = E[r_{t+1} | x_t = x]) are Eigen matrices
+/// and vectors, dense or sparse, and that agree with what the simulator samples. memtrace's
+/// FiniteHmm, NoisyRandomWalk, TwoStateHmm and TMazeAlwaysUp qualify.
+template <class E, class G = DefaultGenerator>
+concept FiniteModel = RewardProcess<E, G> && requires(const E& cenv, Eigen::Index i) {
+  { cenv.model().transition().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().emission().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().initial().coeff(i) } -> std::convertible_to<double>;
+  { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
+};
+
+/// A linear value learner stepped by the caller (DESIGN.md): update(φ, r, discount, φ') learns
+/// from one transition (discount 0 after a terminal step) and returns the TD error, value(φ) is the
+/// current estimate, end_episode() is called when an episode ends, weights() are the weights.
+/// Phi is the feature vector type it is stepped with.
+template <class L, class Phi>
+concept ValueLearner = FeatureVector<Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
+  { learner.update(phi, r, r, phi) } -> std::convertible_to<double>;
+  { clearner.value(phi) } -> std::convertible_to<double>;
+  learner.end_episode();
+  clearner.weights();
+};
+
+/// A memory and a linear learner fused into one object (TraceTd): reset(y0) starts a history,
+/// learn(y, r, discount) absorbs the next observation and learns from the transition into it,
+/// returning the TD error; end_episode() is called when an episode ends.
+template <class L>
+concept MemoryLearner = requires(L& learner, Observation y, double r) {
+  learner.reset(y);
+  { learner.learn(y, r, r) } -> std::convertible_to<double>;
+  learner.end_episode();
+};
+
 }  // namespace memtrace

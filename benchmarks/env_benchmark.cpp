@@ -1,0 +1,86 @@
+// One environment step: the noisy random walk's own O(1) step against the three random draws it
+// is allowed, and FiniteHmm's alias-table step for |X| = 10, 10^3 and 10^5 (its cost must not
+// grow with |X| beyond cache effects).
+//
+//   build/release/benchmarks/env_benchmark --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <memtrace/memtrace.hpp>
+#include <vector>
+
+namespace {
+
+using namespace memtrace;
+
+// The random numbers of one noisy-random-walk step at most: an offset, a noise coin, an observation.
+void BM_ThreeDraws(benchmark::State& state) {
+  Xoshiro256StarStar g(1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(uniform_index(g, 201));
+    benchmark::DoNotOptimize(uniform_real(g));
+    benchmark::DoNotOptimize(uniform_index(g, 11));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ThreeDraws);
+
+template <class Env>
+void run_steps(benchmark::State& state, Env& env) {
+  Xoshiro256StarStar g(2);
+  env.reset(g);
+  for (auto _ : state) {
+    const Transition tr = env.step(g);
+    benchmark::DoNotOptimize(tr);
+    if (tr.terminated) env.reset(g);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_NoisyRandomWalk_Step(benchmark::State& state) {
+  NoisyRandomWalk walk;
+  run_steps(state, walk);
+}
+BENCHMARK(BM_NoisyRandomWalk_Step);
+
+// The same walk sampled through its explicit model (alias tables over 201 entries a row).
+void BM_NoisyRandomWalk_ModelStep(benchmark::State& state) {
+  FiniteHmm hmm = NoisyRandomWalk().model();
+  run_steps(state, hmm);
+}
+BENCHMARK(BM_NoisyRandomWalk_ModelStep);
+
+// A random sparse HMM with |X| = state.range(0) states, 10 successors a state and |Y| = 11.
+void BM_FiniteHmm_Step(benchmark::State& state) {
+  const auto n = static_cast<Eigen::Index>(state.range(0));
+  constexpr Eigen::Index successors = 10, num_observations = 11;
+  Xoshiro256StarStar g(3);
+  std::vector<Eigen::Triplet<double>> entries;
+  for (Eigen::Index x = 0; x < n; ++x)
+    for (Eigen::Index k = 0; k < successors; ++k)
+      entries.emplace_back(x, static_cast<Eigen::Index>(uniform_index(g, static_cast<std::uint64_t>(n))),
+                           1.0 / successors);
+  SparseMatrix p(n, n), r(n, n);
+  p.setFromTriplets(entries.begin(), entries.end());  // repeated successors are summed
+  r = p;
+  Eigen::MatrixXd o = Eigen::MatrixXd::Constant(n, num_observations, 0.5 / num_observations);
+  for (Eigen::Index x = 0; x < n; ++x) o(x, x % num_observations) += 0.5;
+  FiniteHmm hmm(std::move(p), std::move(o), Eigen::VectorXd::Constant(n, 1.0 / static_cast<double>(n)), r);
+  run_steps(state, hmm);
+}
+BENCHMARK(BM_FiniteHmm_Step)->Arg(10)->Arg(1000)->Arg(100000);
+
+void BM_TwoStateHmm_Step(benchmark::State& state) {
+  TwoStateHmm env(0.1, 0.2);
+  run_steps(state, env);
+}
+BENCHMARK(BM_TwoStateHmm_Step);
+
+void BM_TMazeAlwaysUp_Step(benchmark::State& state) {
+  TMazeAlwaysUp env(8);
+  run_steps(state, env);
+}
+BENCHMARK(BM_TMazeAlwaysUp_Step);
+
+}  // namespace
+
+BENCHMARK_MAIN();

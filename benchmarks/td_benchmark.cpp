@@ -1,0 +1,75 @@
+// TD(0) steps per second, single thread, on Sutton's noisy random walk (|Y| = 11): environment,
+// random draws, memory update and learning included. The floor is the random draws of a step.
+//
+//   build/release/benchmarks/td_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <memtrace/memtrace.hpp>
+
+namespace {
+
+using namespace memtrace;
+
+constexpr std::size_t steps_per_iteration = 1 << 16;
+
+template <class M>
+void run_generic(benchmark::State& state, M memory) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  LinearTd td(memory.dim(), 0.02);
+  for (auto _ : state) {
+    run_td(env, memory, td, gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    benchmark::DoNotOptimize(td.weights().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration));
+}
+
+void BM_RandomWalkStepOnly(benchmark::State& state) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  env.reset(gen);
+  for (auto _ : state) benchmark::DoNotOptimize(env.step(gen));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RandomWalkStepOnly);
+
+void BM_Td_MemoryTrace_RuntimeLambda(benchmark::State& state) { run_generic(state, MemoryTrace<>(0.9, 11)); }
+BENCHMARK(BM_Td_MemoryTrace_RuntimeLambda);
+
+void BM_Td_MemoryTrace_CompileTime(benchmark::State& state) {
+  run_generic(state, MemoryTrace<std::ratio<9, 10>, 11>());
+}
+BENCHMARK(BM_Td_MemoryTrace_CompileTime);
+
+template <class L>
+void run_fused(benchmark::State& state, L learner) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  for (auto _ : state) {
+    run_td(env, learner, gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    benchmark::DoNotOptimize(learner.value());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration));
+}
+
+void BM_TraceTd_RuntimeLambda(benchmark::State& state) { run_fused(state, TraceTd<>(0.9, 11, 0.02)); }
+BENCHMARK(BM_TraceTd_RuntimeLambda);
+
+void BM_TraceTd_CompileTime(benchmark::State& state) {
+  run_fused(state, TraceTd<std::ratio<9, 10>, 11>(11, 0.02));
+}
+BENCHMARK(BM_TraceTd_CompileTime);
+
+void BM_Td_Window(benchmark::State& state) {
+  run_generic(state, Window<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Td_Window)->DenseRange(1, 6);
+
+void BM_Td_ConcatWindow(benchmark::State& state) {
+  run_generic(state, ConcatWindow<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Td_ConcatWindow)->DenseRange(1, 6);
+
+}  // namespace
+
+BENCHMARK_MAIN();

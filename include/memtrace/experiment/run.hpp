@@ -1,0 +1,104 @@
+#pragma once
+// The loop of online policy evaluation (paper §6): an environment, a memory and a TD learner,
+// stepped together with one generator. The protocol: reset the environment and initialise the
+// memory with y_0; then each step moves the environment, absorbs the new observation into the
+// memory, and lets the learner learn from the transition of feature vectors. See docs/learners.md.
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// How long to run and how to discount. A continuing task needs discount < 1; an episodic one
+/// (every episode terminates) may use discount = 1.
+struct TdRun {
+  std::size_t steps = 0;
+  double discount = 0.99;
+  bool episodic = false;
+};
+
+namespace detail {
+
+inline void check_run(const TdRun& run, std::span<const std::size_t> record_at) {
+  const double top = run.episodic ? 1.0 : 0.0;
+  if (!(run.discount >= 0.0 && (run.discount < 1.0 || run.discount <= top)))
+    invalid("run_td: discount must be in [0, 1)", run.episodic ? " (or 1 for an episodic task)" : "", ", got ",
+            run.discount);
+  for (std::size_t i = 0; i < record_at.size(); ++i) {
+    if (record_at[i] > run.steps)
+      invalid("run_td: record_at[", i, "] = ", record_at[i], " is beyond the run's ", run.steps, " steps");
+    if (i > 0 && record_at[i] <= record_at[i - 1])
+      invalid("run_td: record_at must be strictly increasing, got ", record_at[i - 1], " then ", record_at[i]);
+  }
+}
+
+struct NoRecord {
+  template <class L>
+  void operator()(std::size_t, const L&) const noexcept {}
+};
+
+}  // namespace detail
+
+/// Runs `run.steps` steps of online TD learning. After the steps listed in record_at (strictly
+/// increasing, each <= run.steps; 0 means before the first step) it calls on_record(step, learner);
+/// the loop between two records has no per-step check, so unused hooks cost nothing.
+/// A terminated step is learned with discount 0; a terminated or truncated step ends the episode
+/// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
+template <class Env, Memory M, ValueLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
+          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+  requires RewardProcess<Env, G>
+void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
+            OnRecord&& on_record = {}) {
+  detail::check_run(run, record_at);
+  memory.reset(env.reset(gen));
+  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();  // assigned in place below
+  std::size_t t = 0;
+  const auto advance = [&](std::size_t until) {
+    for (; t < until; ++t) {
+      const Transition transition = env.step(gen);
+      memory.update(transition.observation);
+      learner.update(phi, transition.reward, transition.terminated ? 0.0 : run.discount, memory.features());
+      if (transition.terminated || transition.truncated) [[unlikely]] {
+        learner.end_episode();
+        memory.reset(env.reset(gen));
+      }
+      phi = memory.features();
+    }
+  };
+  for (const std::size_t step : record_at) {
+    advance(step);
+    on_record(step, std::as_const(learner));
+  }
+  advance(run.steps);
+}
+
+/// The same loop for a memory and learner in one object (MemoryLearner, e.g. TraceTd).
+template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+  requires RewardProcess<Env, G>
+void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
+            OnRecord&& on_record = {}) {
+  detail::check_run(run, record_at);
+  learner.reset(env.reset(gen));
+  std::size_t t = 0;
+  const auto advance = [&](std::size_t until) {
+    for (; t < until; ++t) {
+      const Transition transition = env.step(gen);
+      learner.learn(transition.observation, transition.reward, transition.terminated ? 0.0 : run.discount);
+      if (transition.terminated || transition.truncated) [[unlikely]] {
+        learner.end_episode();
+        learner.reset(env.reset(gen));
+      }
+    }
+  };
+  for (const std::size_t step : record_at) {
+    advance(step);
+    on_record(step, std::as_const(learner));
+  }
+  advance(run.steps);
+}
+
+}  // namespace memtrace

@@ -1,0 +1,147 @@
+#pragma once
+// Linear temporal-difference learners (paper §6, "Temporal difference (TD) learning"). They touch
+// feature vectors only through dot and add_scaled (features.hpp), so a TD step on a full window's
+// one-hot feature is O(1) and on a memory trace O(|Y|). The caller steps them; loops live in
+// experiment/run.hpp. See docs/learners.md.
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <utility>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+#include "memtrace/features.hpp"
+
+namespace memtrace {
+
+namespace detail {
+
+inline void check_step_size(const char* who, double step_size) {
+  if (!(step_size > 0.0 && step_size < std::numeric_limits<double>::infinity()))
+    invalid(who, ": step_size must be positive and finite, got ", step_size);
+}
+
+inline void check_dim(const char* who, std::size_t dim) {
+  if (dim == 0 || dim > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
+    invalid(who, ": dim must be in [1, 2^63), got ", dim);
+}
+
+/// The discount of one transition: γ in [0, 1], or 0 after a terminal step (no bootstrapping).
+inline void check_step_discount(const char* who, double discount) {
+  if (!(discount >= 0.0 && discount <= 1.0)) invalid(who, ": discount must be in [0, 1], got ", discount);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// The weights of a linear estimate and the step size that updates them, both validated.
+struct LinearWeights {
+  LinearWeights(const char* who, std::size_t dim, double step, double initial_weight) : step_size(step) {
+    check_step_size(who, step);
+    check_dim(who, dim);
+    if (!std::isfinite(initial_weight)) invalid(who, ": initial_weight must be finite, got ", initial_weight);
+    w = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(dim), initial_weight);
+  }
+  LinearWeights(const char* who, Eigen::VectorXd initial_weights, double step)
+      : step_size(step), w(std::move(initial_weights)) {
+    check_step_size(who, step);
+    check_dim(who, static_cast<std::size_t>(w.size()));
+    if (!w.allFinite()) invalid(who, ": initial weights must be finite");
+  }
+  double step_size;
+  Eigen::VectorXd w;
+};
+
+}  // namespace detail
+
+/// Linear TD(0): w <- w + α δ φ with δ = r + γ w·φ' - w·φ, for any FeatureVector φ.
+/// Cost per update: two dot products and one add_scaled (O(1) for OneHot features).
+class LinearTd {
+ public:
+  using weights_type = Eigen::VectorXd;
+
+  /// dim weights, all initial_weight.
+  LinearTd(std::size_t dim, double step_size, double initial_weight = 0.0)
+      : v_("LinearTd", dim, step_size, initial_weight) {}
+  LinearTd(weights_type initial_weights, double step_size) : v_("LinearTd", std::move(initial_weights), step_size) {}
+
+  /// One TD(0) step for the transition φ -> φ' with reward r and this transition's discount
+  /// (γ, or 0 when the step terminated the episode). Returns the TD error δ.
+  template <FeatureVector Phi, FeatureVector PhiNext>
+  double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
+    detail::check_step_discount("LinearTd", discount);
+    const double delta = reward + discount * dot(v_.w, phi_next) - dot(v_.w, phi);
+    add_scaled(v_.w, v_.step_size * delta, phi);
+    return delta;
+  }
+
+  /// Nothing carries over between episodes in TD(0); present so loops can treat learners alike.
+  void end_episode() noexcept {}
+
+  template <FeatureVector Phi>
+  [[nodiscard]] double value(const Phi& phi) const {
+    return dot(v_.w, phi);
+  }
+  [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(v_.w.size()); }
+  [[nodiscard]] double step_size() const noexcept { return v_.step_size; }
+
+ private:
+  detail::LinearWeights v_;
+};
+
+/// Linear TD(κ) with accumulating eligibility traces (Sutton & Barto §12.2):
+///   e <- γ_prev κ e + φ,   δ = r + γ w·φ' - w·φ,   w <- w + α δ e,
+/// where γ_prev is the discount of the previous transition, so a terminal step (discount 0)
+/// clears the eligibility for the next episode by itself. κ is the eligibility_decay, named so that
+/// it is never confused with the memory trace's λ. Cost O(dim) per update, whatever the features.
+class LinearTdLambda {
+ public:
+  using weights_type = Eigen::VectorXd;
+
+  LinearTdLambda(std::size_t dim, double step_size, double eligibility_decay, double initial_weight = 0.0)
+      : v_("LinearTdLambda", dim, step_size, initial_weight),
+        eligibility_decay_(checked_decay(eligibility_decay)),
+        e_(weights_type::Zero(static_cast<Eigen::Index>(dim))) {}
+
+  template <FeatureVector Phi, FeatureVector PhiNext>
+  double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
+    detail::check_step_discount("LinearTdLambda", discount);
+    e_ *= previous_discount_ * eligibility_decay_;
+    add_scaled(e_, 1.0, phi);
+    const double delta = reward + discount * dot(v_.w, phi_next) - dot(v_.w, phi);
+    v_.w.noalias() += (v_.step_size * delta) * e_;
+    previous_discount_ = discount;
+    return delta;
+  }
+
+  /// Ends an episode that was cut (truncated) rather than terminated: no eligibility carries over.
+  void end_episode() noexcept { previous_discount_ = 0.0; }
+
+  template <FeatureVector Phi>
+  [[nodiscard]] double value(const Phi& phi) const {
+    return dot(v_.w, phi);
+  }
+  [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
+  [[nodiscard]] const weights_type& eligibility() const noexcept { return e_; }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(v_.w.size()); }
+  [[nodiscard]] double step_size() const noexcept { return v_.step_size; }
+  [[nodiscard]] double eligibility_decay() const noexcept { return eligibility_decay_; }
+
+ private:
+  static double checked_decay(double decay) {
+    if (!(decay >= 0.0 && decay <= 1.0))
+      detail::invalid("LinearTdLambda: eligibility_decay must be in [0, 1], got ", decay);
+    return decay;
+  }
+
+  detail::LinearWeights v_;
+  double eligibility_decay_;
+  weights_type e_;
+  double previous_discount_ = 0.0;
+};
+
+}  // namespace memtrace

@@ -1,0 +1,147 @@
+#pragma once
+// TraceTd: a memory trace and linear TD(0) on it, fused so that one step costs O(1) instead of
+// O(|Y|). Same results as MemoryTrace + LinearTd to rounding (tested); see docs/learners.md for
+// the derivation.
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstddef>
+
+#include "memtrace/core.hpp"
+#include "memtrace/learn/td.hpp"
+#include "memtrace/memory/memory_trace.hpp"
+
+namespace memtrace {
+
+/// Linear TD(0) on a memory trace, z_t = a_t z_{t-1} + b_t e_{y_t} (eq:recursive; a_t = λ, b_t = 1 - λ
+/// except for TraceInit::normalized), in O(1) per step.
+///
+/// The trace is kept as z = s u and the weights as w = c + β u, with the scalars P = w·u and
+/// Q = u·u kept up to date. Absorbing y changes u in one entry (u_y += b_t / s') and s by a factor
+/// (s' = a_t s); the TD update w += α δ z adds a multiple of u (into β) and moves one entry of c.
+/// When s falls below 2^-256 the representation is folded back (c = w, β = 0, s = 1) in O(|Y|), so
+/// nothing overflows; with λ = 0 that happens every step.
+///
+/// Lambda and NumObservations as for MemoryTrace. Satisfies MemoryLearner.
+template <class Lambda = dynamic_lambda, int NumObservations = dynamic>
+class TraceTd {
+  using trace_type = MemoryTrace<Lambda, NumObservations>;
+
+ public:
+  using vector_type = typename trace_type::features_type;
+
+  /// Run-time λ: TraceTd<> td(0.9, 11, 0.02).
+  TraceTd(double lambda, std::size_t num_observations, double step_size,
+          TraceInit init = TraceInit::first_observation)
+    requires(std::is_same_v<Lambda, dynamic_lambda>)
+      : lambda_(lambda), step_(init), step_size_(checked_step_size(step_size)) {
+    init_vectors(num_observations);
+  }
+
+  /// Compile-time λ: TraceTd<std::ratio<9, 10>, 11> td(11, 0.02).
+  TraceTd(std::size_t num_observations, double step_size, TraceInit init = TraceInit::first_observation)
+    requires(!std::is_same_v<Lambda, dynamic_lambda>)
+      : step_(init), step_size_(checked_step_size(step_size)) {
+    init_vectors(num_observations);
+  }
+
+  /// Starts a history with y0 (as MemoryTrace::reset); the weights are kept.
+  void reset(Observation y0) {
+    check(y0);
+    fold();
+    u_.setZero();
+    u_[index(y0)] = step_.start(lambda());
+    scale_ = 1.0;
+    recompute();
+  }
+
+  /// Absorbs the next observation y and learns from the transition z -> z' with this reward and
+  /// this transition's discount (0 after a terminal step). Returns the TD error δ.
+  double learn(Observation y, double reward, double discount) {
+    check(y);
+    detail::check_step_discount("TraceTd", discount);
+    const auto [a, b] = step_.next(lambda());
+    const double scale_next = a * scale_;
+    if (!(scale_next >= 0x1p-256)) [[unlikely]]
+      return learn_dense(y, reward, discount, a, b);
+    const double value_before = scale_ * p_;  // w·z
+    const Eigen::Index i = index(y);
+    const double d = b / scale_next;  // u'_y = u_y + d
+    const double u_y = u_[i];
+    // Re-express w = c + β u on u' = u + d e_y, then absorb y.
+    p_ += d * (c_[i] + beta_ * u_y);
+    c_[i] -= beta_ * d;
+    q_ += d * (2.0 * u_y + d);
+    u_[i] = u_y + d;
+    const double delta = reward + discount * scale_next * p_ - value_before;
+    // w += α δ z with z = s (u' - d e_y): β takes the multiple of u', c_y the correction.
+    const double step = step_size_ * delta * scale_;
+    beta_ += step;
+    c_[i] -= step * d;
+    p_ += step * (q_ - d * u_[i]);
+    scale_ = scale_next;
+    return delta;
+  }
+
+  /// Nothing carries over between episodes in TD(0).
+  void end_episode() noexcept {}
+
+  /// The current trace z = s u (O(|Y|)).
+  [[nodiscard]] vector_type trace() const { return scale_ * u_; }
+  /// The current weights w = c + β u (O(|Y|)).
+  [[nodiscard]] Eigen::VectorXd weights() const { return c_ + beta_ * u_; }
+  /// The current estimate w·z, O(1).
+  [[nodiscard]] double value() const noexcept { return scale_ * p_; }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(u_.size()); }
+  [[nodiscard]] double lambda() const noexcept { return lambda_.value(); }
+  [[nodiscard]] double step_size() const noexcept { return step_size_; }
+
+ private:
+  void init_vectors(std::size_t num_observations) {
+    detail::check_num_observations("TraceTd", num_observations);
+    detail::check_fixed_size("TraceTd", "num_observations", NumObservations, num_observations);
+    const auto n = static_cast<Eigen::Index>(num_observations);
+    u_ = vector_type::Zero(n);
+    c_ = vector_type::Zero(n);
+  }
+  static double checked_step_size(double step_size) {
+    detail::check_step_size("TraceTd", step_size);
+    return step_size;
+  }
+  void check(Observation y) const { detail::check_observation("TraceTd", y, dim()); }
+  static Eigen::Index index(Observation y) noexcept { return static_cast<Eigen::Index>(y); }
+
+  /// c = w, β = 0.
+  void fold() {
+    c_ += beta_ * u_;
+    beta_ = 0.0;
+  }
+  void recompute() {
+    p_ = c_.dot(u_) + beta_ * u_.squaredNorm();
+    q_ = u_.squaredNorm();
+  }
+
+  /// The step in dense form, when s' would underflow: fold, step as MemoryTrace + LinearTd would,
+  /// and restart the representation at s = 1.
+  double learn_dense(Observation y, double reward, double discount, double a, double b) {
+    fold();
+    const vector_type z = scale_ * u_;
+    u_ = a * z;
+    u_[index(y)] += b;
+    scale_ = 1.0;
+    const double delta = reward + discount * c_.dot(u_) - c_.dot(z);
+    c_ += (step_size_ * delta) * z;
+    recompute();
+    return delta;
+  }
+
+  [[no_unique_address]] detail::LambdaValue<Lambda> lambda_;
+  detail::TraceStep step_;
+  vector_type u_, c_;
+  double scale_ = 1.0, beta_ = 0.0;
+  double step_size_;
+  double p_ = 0.0;  // w·u
+  double q_ = 0.0;  // u·u
+};
+
+}  // namespace memtrace

@@ -1,0 +1,179 @@
+// Tests of env/noisy_random_walk.hpp: the paper's defaults, the exact edge handling of the model,
+// agreement of the O(1) simulator with the model over 10^6 steps, refusal of bad parameters and a
+// pinned trajectory.
+#include <catch2/catch.hpp>
+#include <memtrace/concepts.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/random.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "env_test_support.hpp"
+
+using namespace memtrace;
+using Catch::Matchers::Contains;
+
+static_assert(RewardProcess<NoisyRandomWalk>);
+static_assert(RewardProcess<NoisyRandomWalk, std::mt19937>);
+static_assert(FiniteModel<NoisyRandomWalk>);
+static_assert(FiniteModel<NoisyRandomWalk, SplitMix64>);
+static_assert(!Pomdp<NoisyRandomWalk>);
+
+namespace {
+
+std::string error_of(const NoisyRandomWalkParameters& parameters) {
+  try {
+    NoisyRandomWalk walk(parameters);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+}  // namespace
+
+TEST_CASE("the noisy random walk has the paper's numbers by default", "[env][random_walk]") {
+  const NoisyRandomWalk walk;
+  CHECK(walk.num_states() == 1001);
+  CHECK(walk.num_observations() == 11);
+  CHECK(walk.start() == 500);
+  CHECK(walk.state() == 500);
+  CHECK(walk.parameters().max_step == 100);
+  CHECK(walk.parameters().noise == 0.5);
+  // Brackets floor(11 x / 1001): 91 states each.
+  CHECK(walk.bracket(0) == 0);
+  CHECK(walk.bracket(90) == 0);
+  CHECK(walk.bracket(91) == 1);
+  CHECK(walk.bracket(500) == 5);
+  CHECK(walk.bracket(909) == 9);
+  CHECK(walk.bracket(910) == 10);
+  CHECK(walk.bracket(1000) == 10);
+}
+
+TEST_CASE("the random walk's model handles the edges exactly", "[env][random_walk]") {
+  const NoisyRandomWalk walk;
+  const FiniteHmm model = walk.model();
+  const SparseMatrix& p = model.transition();
+  const SparseMatrix& r = model.rewards();
+  constexpr double step = 1.0 / 201.0;
+  // Inside: 201 offsets, each 1/201, reward 0.
+  CHECK(p.row(500).nonZeros() == 201);
+  CHECK(p.coeff(500, 400) == step);
+  CHECK(p.coeff(500, 600) == step);
+  CHECK(p.coeff(500, 399) == 0.0);
+  CHECK(model.expected_rewards()[500] == 0.0);
+  // x = 0: the 100 offsets to the left go over the edge to 500 with reward -1.
+  CHECK(p.row(0).nonZeros() == 102);
+  CHECK(p.coeff(0, 500) == 100.0 / 201.0);
+  CHECK(p.coeff(0, 0) == step);
+  CHECK(p.coeff(0, 100) == step);
+  CHECK(r.coeff(0, 500) == -1.0);
+  CHECK(r.coeff(0, 50) == 0.0);
+  CHECK(model.expected_rewards()[0] == Approx(-100.0 / 201.0).epsilon(1e-14));
+  // x = 1000: mirror image, reward +1.
+  CHECK(p.coeff(1000, 500) == 100.0 / 201.0);
+  CHECK(r.coeff(1000, 500) == 1.0);
+  CHECK(model.expected_rewards()[1000] == Approx(100.0 / 201.0).epsilon(1e-14));
+  // x = 99: one offset (-100) goes over; x = 100 and x = 900: none.
+  CHECK(p.coeff(99, 500) == step);
+  CHECK(r.coeff(99, 500) == -1.0);
+  CHECK(p.coeff(100, 500) == 0.0);
+  CHECK(model.expected_rewards()[100] == 0.0);
+  CHECK(model.expected_rewards()[900] == 0.0);
+  CHECK(model.expected_rewards()[901] == Approx(1.0 / 201.0).epsilon(1e-14));
+  // Every state's expected reward, counted directly: offsets over the right edge minus the left.
+  for (Eigen::Index x = 0; x < 1001; ++x) {
+    const double over_right = static_cast<double>(std::max<Eigen::Index>(0, x + 100 - 1000));
+    const double over_left = static_cast<double>(std::max<Eigen::Index>(0, 100 - x));
+    REQUIRE(model.expected_rewards()[x] == Approx((over_right - over_left) / 201.0).margin(1e-15));
+  }
+  // Emissions: the bracket gets 0.5 + 0.5/11, every other observation 0.5/11.
+  CHECK(model.emission()(500, 5) == Approx(0.5 + 0.5 / 11.0).epsilon(1e-15));
+  CHECK(model.emission()(500, 4) == Approx(0.5 / 11.0).epsilon(1e-15));
+  CHECK(model.initial()[500] == 1.0);
+  CHECK(p.nonZeros() == 1001 * 201 - 2 * (99 * 100 / 2));  // edge offsets merged into x' = 500
+}
+
+TEST_CASE("the random walk's model agrees with its simulator over 10^6 steps", "[env][random_walk]") {
+  SECTION("the paper's walk") {
+    const NoisyRandomWalk walk;
+    const auto result = test::agreement(walk, walk.model(), 42, 1'000'000, 0.0);
+    INFO("worst cell " << result.worst_cell << " at " << result.worst << " of its bound");
+    CHECK(result.ok());
+  }
+  SECTION("a small walk without the offset 0, large steps and other rewards") {
+    // With max_step 6 of 9 states, both edges can be crossed from one state, and x' = start is
+    // also reached without crossing: r(x, start) is then the mean reward of the offsets.
+    const NoisyRandomWalk walk({.num_states = 9,
+                                .max_step = 6,
+                                .allow_stay = false,
+                                .num_observations = 3,
+                                .noise = 0.2,
+                                .start = 2,
+                                .left_reward = -2.0,
+                                .right_reward = 3.0});
+    const FiniteHmm model = walk.model();
+    CHECK(model.transition().coeff(4, 4) == 0.0);                 // no offset 0
+    CHECK(model.transition().coeff(4, 2) == Approx(5.0 / 12.0));  // d = -2, and 4 offsets over an edge
+    CHECK(model.rewards().coeff(4, 2) == Approx((-2.0 * 2 + 3.0 * 2) / 5.0));
+    const auto result = test::agreement(walk, model, 7, 1'000'000, 5.0);
+    INFO("worst cell " << result.worst_cell << " at " << result.worst << " of its bound");
+    CHECK(result.ok());
+  }
+}
+
+TEST_CASE("the random walk refuses bad parameters and names them", "[env][random_walk]") {
+  CHECK(error_of({}) == "(no exception)");
+  CHECK_THAT(error_of({.num_states = 0}), Contains("num_states must be at least 1, got 0"));
+  CHECK_THAT(error_of({.num_states = 21}), Contains("(no exception)"));  // start defaults to the centre
+  CHECK_THAT(error_of({.num_states = 21, .start = 21}), Contains("start must be in [0, 21), got 21"));
+  CHECK_THAT(error_of({.max_step = 0, .allow_stay = false}), Contains("max_step must be at least 1"));
+  CHECK_THAT(error_of({.num_observations = 0}), Contains("num_observations must be at least 1, got 0"));
+  CHECK_THAT(error_of({.noise = 1.5}), Contains("noise must be in [0, 1], got 1.5"));
+  CHECK_THAT(error_of({.noise = -0.1}), Contains("noise must be in [0, 1], got -0.1"));
+  CHECK_THAT(error_of({.noise = std::nan("")}), Contains("noise must be in [0, 1], got nan"));
+  CHECK_THAT(error_of({.left_reward = std::nan("")}), Contains("left_reward must be finite, got nan"));
+  CHECK_THAT(error_of({.right_reward = std::numeric_limits<double>::infinity()}),
+             Contains("right_reward must be finite, got inf"));
+}
+
+TEST_CASE("a random-walk step costs three draws", "[env][random_walk]") {
+  // Counting generator calls: an offset, a noise coin and a noisy observation.
+  struct Counting {
+    using result_type = std::uint64_t;
+    Xoshiro256StarStar g{1};
+    std::size_t calls = 0;
+    static constexpr result_type min() { return 0; }
+    static constexpr result_type max() { return ~result_type{0}; }
+    result_type operator()() { return ++calls, g(); }
+  };
+  static_assert(RewardProcess<NoisyRandomWalk, Counting>);
+  NoisyRandomWalk walk;
+  Counting gen;
+  walk.reset(gen);
+  gen.calls = 0;
+  constexpr std::size_t steps = 100'000;
+  for (std::size_t t = 0; t < steps; ++t) (void)walk.step(gen);
+  // Three draws; rejection in uniform_index (probability < 2^-56 a draw here) would add calls.
+  CHECK(gen.calls == 3 * steps);
+}
+
+TEST_CASE("the random walk gives a pinned trajectory for a pinned seed", "[env][random_walk]") {
+  NoisyRandomWalk walk;
+  Xoshiro256StarStar g(2028);  // a seed that crosses an edge within 40 steps
+  std::vector<double> trajectory{static_cast<double>(walk.reset(g)), static_cast<double>(walk.state())};
+  for (int t = 0; t < 40; ++t) {
+    const auto tr = walk.step(g);
+    trajectory.push_back(static_cast<double>(tr.observation));
+    trajectory.push_back(static_cast<double>(walk.state()));
+    if (tr.reward != 0.0) trajectory.push_back(tr.reward);
+  }
+  const std::vector<double> pinned{9,   500, 4,   434, 3,   347, 2,   260, 3,   242, 0,   220, 7,   236, 3,   302, 3,
+                                   282, 2,   214, 2,   266, 9,   183, 1,   120, 0,   37,  0,   42,  1,   106, 0,   44,
+                                   9,   140, 1,   107, 1,   154, 1,   156, 8,   103, 2,   202, 6,   145, 2,   242, 2,
+                                   190, 1,   117, 7,   37,  8,   67,  1,   95,  1,   93,  0,   30,  7,   48,  5,   500,
+                                   -1,  5,   458, 2,   489, 7,   528, 6,   573, 4,   653, 5,   563, 6,   509};
+  CHECK(trajectory == pinned);
+}

@@ -1,0 +1,105 @@
+#pragma once
+// Shared by the env_*_test programs: does a simulator sample what its model says? Every cell of
+// P, O, the initial distribution and the rewards is compared with its empirical frequency (mean)
+// within a deviation bound computed from the number of samples behind it, with a union bound
+// over all cells, so a correct simulator fails with probability below 1e-6 (and a fixed seed
+// makes the outcome deterministic).
+#include <Eigen/Core>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memtrace/concepts.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/random.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace memtrace::test {
+
+/// Bernstein: the mean of n Bernoulli(p) draws deviates from p by more than this with probability
+/// at most delta. From 2 exp(-n e^2 / (2 p(1-p) + 2e/3)) = delta, solved for e.
+inline double bernstein_halfwidth(double p, double n, double delta) {
+  const double l = std::log(2.0 / delta);
+  return (l / 3.0 + std::sqrt(l * l / 9.0 + 2.0 * n * p * (1.0 - p) * l)) / n;
+}
+
+/// Hoeffding: the mean of n draws in an interval of width `range` deviates from its expectation
+/// by more than this with probability at most delta.
+inline double hoeffding_halfwidth(double range, double n, double delta) {
+  return range * std::sqrt(std::log(2.0 / delta) / (2.0 * n));
+}
+
+struct Agreement {
+  std::size_t steps = 0, episodes = 0;
+  double worst = 0.0;          // the largest |empirical - model| / bound over all cells (pass: <= 1)
+  std::string worst_cell;      // which cell it was
+  std::size_t impossible = 0;  // samples the model gives probability 0
+  [[nodiscard]] bool ok() const { return worst <= 1.0 && impossible == 0; }
+};
+
+/// Simulates `steps` steps of `env` (resetting at episode ends) and compares with `model`.
+/// Rewards of one transition (x, x') lie in an interval of width `reward_range` (0: deterministic).
+template <class Env>
+Agreement agreement(Env env, const FiniteHmm& model, std::uint64_t seed, std::size_t steps, double reward_range) {
+  const std::size_t n = model.num_states(), m = model.num_observations();
+  std::vector<std::uint32_t> moves(n * n, 0), emissions(n * m, 0), starts(n, 0), leaving(n, 0), arriving(n, 0);
+  std::vector<double> paid(n * n, 0.0);
+  Agreement result;
+  Xoshiro256StarStar gen(seed);
+  auto start = [&] {
+    const Observation y = env.reset(gen);
+    ++starts[env.state()];
+    ++arriving[env.state()];
+    ++emissions[env.state() * m + y];
+    ++result.episodes;
+  };
+  start();
+  for (std::size_t t = 0; t < steps; ++t) {
+    const State x = env.state();
+    const Transition tr = env.step(gen);
+    const State next = env.state();
+    ++moves[x * n + next];
+    paid[x * n + next] += tr.reward;
+    ++leaving[x];
+    ++arriving[next];
+    ++emissions[next * m + tr.observation];
+    if (tr.terminated || tr.truncated) start();
+  }
+  result.steps = steps;
+
+  const Eigen::MatrixXd p = model.transition(), r = model.rewards(), o = model.emission();
+  const double delta = 1e-6 / static_cast<double>(n * n * 2 + n * m + n);
+  auto compare = [&](double expected, double count, double total, const std::string& cell) {
+    if (expected == 0.0) {
+      if (count > 0) ++result.impossible;
+      return;
+    }
+    if (total == 0) return;
+    const double ratio = std::abs(count / total - expected) / bernstein_halfwidth(expected, total, delta);
+    if (ratio > result.worst) result.worst = ratio, result.worst_cell = cell;
+  };
+  auto name = [](const char* what, std::size_t i, std::size_t j) {
+    std::ostringstream s;
+    s << what << "(" << i << ", " << j << ")";
+    return s.str();
+  };
+  for (std::size_t x = 0; x < n; ++x) {
+    const auto xi = static_cast<Eigen::Index>(x);
+    compare(model.initial()[xi], starts[x], static_cast<double>(result.episodes), name("initial", x, 0));
+    for (std::size_t y = 0; y < m; ++y)
+      compare(o(xi, static_cast<Eigen::Index>(y)), emissions[x * m + y], arriving[x], name("emission", x, y));
+    for (std::size_t next = 0; next < n; ++next) {
+      const auto ni = static_cast<Eigen::Index>(next);
+      const double count = moves[x * n + next];
+      compare(p(xi, ni), count, leaving[x], name("transition", x, next));
+      if (count == 0) continue;
+      const double error = std::abs(paid[x * n + next] / count - r(xi, ni));
+      const double bound = reward_range == 0.0 ? 1e-12 : hoeffding_halfwidth(reward_range, count, delta);
+      if (error / bound > result.worst) result.worst = error / bound, result.worst_cell = name("rewards", x, next);
+    }
+  }
+  return result;
+}
+
+}  // namespace memtrace::test

@@ -1,0 +1,245 @@
+// Tests of env/tmaze.hpp: the episode of the proof of thm:tmaze step by step, the reward table,
+// the values of the "always up" policy (tab:tmaze-v), agreement of the simulator with the model,
+// refusal of bad input and a pinned trajectory.
+#include <Eigen/LU>
+#include <catch2/catch.hpp>
+#include <memtrace/concepts.hpp>
+#include <memtrace/env/tmaze.hpp>
+#include <memtrace/random.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "env_test_support.hpp"
+
+using namespace memtrace;
+using Catch::Matchers::Contains;
+
+static_assert(Pomdp<TMaze>);
+static_assert(Pomdp<TMaze, std::mt19937>);
+static_assert(!RewardProcess<TMaze>);
+static_assert(RewardProcess<TMazeAlwaysUp>);
+static_assert(FiniteModel<TMazeAlwaysUp>);
+static_assert(FiniteModel<TMazeAlwaysUp, std::minstd_rand>);
+
+namespace {
+
+/// v = r̄ + P v on the non-terminal states, v = 0 at the terminal one (undiscounted episodes).
+Eigen::VectorXd episodic_values(const FiniteHmm& hmm) {
+  const auto n = static_cast<Eigen::Index>(hmm.num_states());
+  Eigen::MatrixXd p = hmm.transition();
+  for (Eigen::Index x = 0; x < n; ++x)
+    if (hmm.is_terminal(static_cast<State>(x))) p.col(x).setZero();
+  return (Eigen::MatrixXd::Identity(n, n) - p).partialPivLu().solve(hmm.expected_rewards());
+}
+
+}  // namespace
+
+TEST_CASE("a T-maze episode follows the proof of thm:tmaze", "[env][tmaze]") {
+  for (const std::size_t k : {2u, 3u, 8u}) {
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+      TMaze maze(k);
+      Xoshiro256StarStar g(seed);
+      const Observation y0 = maze.reset(g);
+      REQUIRE((y0 == tmaze::a || y0 == tmaze::b));
+      const std::size_t cue = y0 == tmaze::a ? 0 : 1;
+      CHECK(maze.state() == maze.corridor_state(0, cue));
+      for (std::size_t t = 1; t + 1 < k; ++t) {
+        CHECK(maze.step(tmaze::down, g) == Transition{tmaze::o, 0.0, false, false});  // actions are ignored here
+        CHECK(maze.state() == maze.corridor_state(t, cue));
+      }
+      const Transition junction = maze.step(tmaze::up, g);  // y_{k-1}
+      REQUIRE((junction.observation == tmaze::x || junction.observation == tmaze::y));
+      CHECK(junction.reward == 0.0);
+      CHECK_FALSE(junction.terminated);
+      const std::size_t sign = junction.observation == tmaze::x ? 0 : 1;
+      CHECK(maze.state() == maze.junction_state(cue, sign));
+      const Action u = seed % 2 == 0 ? tmaze::up : tmaze::down;
+      const Transition end = maze.step(u, g);
+      CHECK(end.terminated);
+      CHECK_FALSE(end.truncated);
+      CHECK(end.reward == TMaze::reward(cue, sign, u));
+      CHECK(maze.state() == maze.terminal_state());
+      CHECK_THROWS_AS(maze.step(tmaze::up, g), std::logic_error);
+    }
+  }
+}
+
+TEST_CASE("the T-maze's reward table is the paper's", "[env][tmaze]") {
+  // Rows (y_{k-1}, u), columns y_0 = a, b.
+  CHECK(TMaze::reward(0, 0, tmaze::up) == +1);  // x, up
+  CHECK(TMaze::reward(1, 0, tmaze::up) == -1);
+  CHECK(TMaze::reward(0, 0, tmaze::down) == -1);  // x, down
+  CHECK(TMaze::reward(1, 0, tmaze::down) == +1);
+  CHECK(TMaze::reward(0, 1, tmaze::up) == -1);  // y, up
+  CHECK(TMaze::reward(1, 1, tmaze::up) == +1);
+  CHECK(TMaze::reward(0, 1, tmaze::down) == +1);  // y, down
+  CHECK(TMaze::reward(1, 1, tmaze::down) == -1);
+}
+
+TEST_CASE("under 'always up' the T-maze's values are tab:tmaze-v", "[env][tmaze]") {
+  for (const std::size_t k : {2u, 3u, 5u, 10u}) {
+    const TMazeAlwaysUp env(k);
+    const TMaze& maze = env.maze();
+    const FiniteHmm hmm = env.model();
+    REQUIRE(hmm.num_states() == 2 * k + 3);
+    const Eigen::VectorXd v = episodic_values(hmm);
+    INFO("k = " << k);
+    for (std::size_t i = 0; i + 1 < k; ++i) {  // a o^i and b o^i
+      CHECK(v[static_cast<Eigen::Index>(maze.corridor_state(i, 0))] == Approx(0.0).margin(1e-12));
+      CHECK(v[static_cast<Eigen::Index>(maze.corridor_state(i, 1))] == Approx(0.0).margin(1e-12));
+    }
+    CHECK(v[static_cast<Eigen::Index>(maze.junction_state(0, 0))] == Approx(+1.0));  // a o^{k-2} x
+    CHECK(v[static_cast<Eigen::Index>(maze.junction_state(1, 0))] == Approx(-1.0));  // b o^{k-2} x
+    CHECK(v[static_cast<Eigen::Index>(maze.junction_state(0, 1))] == Approx(-1.0));  // a o^{k-2} y
+    CHECK(v[static_cast<Eigen::Index>(maze.junction_state(1, 1))] == Approx(+1.0));  // b o^{k-2} y
+    CHECK(v[static_cast<Eigen::Index>(maze.terminal_state())] == 0.0);
+    // Each history of the table is one state: the emissions are deterministic.
+    for (Eigen::Index x = 0; x < hmm.emission().rows(); ++x) CHECK(hmm.emission().row(x).maxCoeff() == 1.0);
+  }
+}
+
+TEST_CASE("the T-maze simulator agrees with its model over 10^6 steps", "[env][tmaze]") {
+  for (const std::size_t k : {2u, 6u}) {
+    const TMazeAlwaysUp env(k);
+    const auto result = test::agreement(env, env.model(), 100 + k, 1'000'000, 0.0);
+    INFO("k = " << k << ": worst cell " << result.worst_cell << " at " << result.worst << " of its bound");
+    CHECK(result.ok());
+    CHECK(result.episodes >= 1'000'000 / k);
+  }
+  // The POMDP's model under 'always down' has the opposite rewards at the junction.
+  const TMaze maze(4);
+  const FiniteHmm down = maze.model().with_action_probabilities(Eigen::Vector2d(0.0, 1.0));
+  const auto t = static_cast<Eigen::Index>(maze.terminal_state());
+  CHECK(down.rewards().coeff(static_cast<Eigen::Index>(maze.junction_state(0, 0)), t) == -1.0);
+  CHECK(down.rewards().coeff(static_cast<Eigen::Index>(maze.junction_state(1, 0)), t) == +1.0);
+}
+
+TEST_CASE("the T-maze refuses a short corridor and bad actions", "[env][tmaze]") {
+  auto error_of = [](auto&& make) -> std::string {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no exception)";
+  };
+  CHECK_THAT(error_of([] { TMaze maze(1); }), Contains("TMaze: corridor_length must be at least 2, got 1"));
+  CHECK_THAT(error_of([] { TMaze maze(0); }), Contains("corridor_length must be at least 2, got 0"));
+  CHECK_THAT(error_of([] { TMazeAlwaysUp env(1); }), Contains("corridor_length must be at least 2, got 1"));
+  TMaze maze(3);
+  Xoshiro256StarStar g(1);
+  maze.reset(g);
+  CHECK_THAT(error_of([&] { maze.step(2, g); }), Contains("TMaze::step: action must be up (0) or down (1), got 2"));
+}
+
+TEST_CASE("the T-maze gives a pinned trajectory for a pinned seed", "[env][tmaze]") {
+  TMazeAlwaysUp env(3);
+  Xoshiro256StarStar g(2024);
+  std::vector<double> trajectory;
+  for (int episode = 0; episode < 6; ++episode) {
+    trajectory.push_back(static_cast<double>(env.reset(g)));
+    for (Transition tr{}; !tr.terminated;) {
+      tr = env.step(g);
+      trajectory.push_back(static_cast<double>(tr.observation));
+      if (tr.terminated) trajectory.push_back(tr.reward);
+    }
+  }
+  const std::vector<double> pinned{0, 2, 4, 2, -1, 0, 2, 3, 2, 1,  1, 2, 3, 2, -1,
+                                   0, 2, 3, 2, 1,  1, 2, 3, 2, -1, 1, 2, 4, 2, 1};
+  CHECK(trajectory == pinned);
+}
+
+static_assert(Pomdp<TMazeNavigation>);
+static_assert(Pomdp<TMazeNavigation, std::mt19937>);
+
+namespace {
+
+/// The navigation maze under the uniformly random policy (actions drawn from the same generator).
+struct RandomWalker {
+  TMazeNavigation nav;
+  template <class G>
+  Observation reset(G& g) {
+    return nav.reset(g);
+  }
+  template <class G>
+  Transition step(G& g) {
+    return nav.step(static_cast<Action>(uniform_index(g, 4)), g);
+  }
+  [[nodiscard]] State state() const { return nav.state(); }
+  [[nodiscard]] std::size_t num_states() const { return nav.num_states(); }
+  [[nodiscard]] std::size_t num_observations() const { return nav.num_observations(); }
+};
+
+}  // namespace
+
+TEST_CASE("the navigation T-maze walks the corridor and ends at the junction", "[env][tmaze]") {
+  TMazeNavigation nav(4);
+  CHECK(nav.max_episode_steps() == 5 * 6 * 6);
+  CHECK(nav.num_states() == 17);
+  Xoshiro256StarStar g(5);
+  const Observation cue = nav.reset(g);
+  REQUIRE((cue == tmaze::a || cue == tmaze::b));
+  CHECK(nav.step(tmaze::left, g) == Transition{cue, 0.0, false, false});  // the wall: stays, sees the cue again
+  CHECK(nav.step(tmaze::up, g) == Transition{cue, 0.0, false, false});    // up in the corridor: nothing
+  CHECK(nav.step(tmaze::right, g).observation == tmaze::o);
+  CHECK(nav.step(tmaze::right, g).observation == tmaze::o);
+  const Observation sign = nav.step(tmaze::right, g).observation;
+  REQUIRE((sign == tmaze::x || sign == tmaze::y));
+  CHECK(nav.step(tmaze::right, g).observation == sign);  // the end of the corridor: stays
+  CHECK(nav.step(tmaze::left, g).observation == tmaze::o);
+  CHECK(nav.step(tmaze::right, g).observation == sign);  // the sign is the same every time
+  const Transition end = nav.step(tmaze::down, g);
+  CHECK(end.terminated);
+  CHECK(end.reward == TMaze::reward(cue == tmaze::a ? 0 : 1, sign == tmaze::x ? 0 : 1, tmaze::down));
+  CHECK(nav.state() == nav.terminal_state());
+  CHECK_THROWS_AS(nav.step(tmaze::up, g), std::logic_error);
+}
+
+TEST_CASE("the navigation T-maze cuts episodes after 5(k + 2)^2 steps", "[env][tmaze]") {
+  TMazeNavigation nav(2);
+  Xoshiro256StarStar g(1);
+  nav.reset(g);
+  for (std::size_t t = 1; t < 80; ++t) REQUIRE_FALSE(nav.step(tmaze::left, g).truncated);
+  const Transition last = nav.step(tmaze::left, g);
+  CHECK(last.truncated);
+  CHECK_FALSE(last.terminated);
+  CHECK(last.reward == 0.0);
+  CHECK_THROWS_AS(nav.step(tmaze::left, g), std::logic_error);
+  TMazeNavigation unlimited(2, 0);
+  unlimited.reset(g);
+  for (std::size_t t = 0; t < 1000; ++t) REQUIRE_FALSE(unlimited.step(tmaze::left, g).truncated);
+  // The paper's Minigrid version: the wrong tile pays 0.
+  TMazeNavigation minigrid(2, TMazeNavigation::limit_of_paper, 0.0);
+  CHECK(minigrid.model().rewards(tmaze::up).coeff(static_cast<Eigen::Index>(TMazeNavigation::position(1, 1, 0)),
+                                                  static_cast<Eigen::Index>(minigrid.terminal_state())) == 0.0);
+}
+
+TEST_CASE("the navigation T-maze agrees with its model under a random policy", "[env][tmaze]") {
+  const TMazeNavigation nav(3, 30);
+  const FiniteHmm hmm = nav.model().with_action_probabilities(Eigen::Vector4d::Constant(0.25));
+  // At the junction up and down both reach the terminal state: r(x, x') is their mean, the sample ±1.
+  const auto result = test::agreement(RandomWalker{nav}, hmm, 77, 1'000'000, 2.0);
+  INFO("worst cell " << result.worst_cell << " at " << result.worst << " of its bound");
+  CHECK(result.ok());
+}
+
+TEST_CASE("the navigation T-maze refuses bad input", "[env][tmaze]") {
+  auto error_of = [](auto&& make) -> std::string {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no exception)";
+  };
+  CHECK_THAT(error_of([] { TMazeNavigation nav(1); }),
+             Contains("TMazeNavigation: corridor_length must be at least 2, got 1"));
+  CHECK_THAT(error_of([] { TMazeNavigation nav(3, 10, std::nan("")); }),
+             Contains("wrong_reward must be finite, got nan"));
+  TMazeNavigation nav(3);
+  Xoshiro256StarStar g(1);
+  nav.reset(g);
+  CHECK_THAT(error_of([&] { nav.step(4, g); }), Contains("action must be in [0, 4) (up, down, left, right), got 4"));
+}
