@@ -55,9 +55,7 @@ void run_fused(benchmark::State& state, L learner) {
 void BM_TraceTd_RuntimeLambda(benchmark::State& state) { run_fused(state, TraceTd<>(0.9, 11, 0.02)); }
 BENCHMARK(BM_TraceTd_RuntimeLambda);
 
-void BM_TraceTd_CompileTime(benchmark::State& state) {
-  run_fused(state, TraceTd<std::ratio<9, 10>, 11>(11, 0.02));
-}
+void BM_TraceTd_CompileTime(benchmark::State& state) { run_fused(state, TraceTd<std::ratio<9, 10>, 11>(11, 0.02)); }
 BENCHMARK(BM_TraceTd_CompileTime);
 
 void BM_Td_Window(benchmark::State& state) {

@@ -50,7 +50,7 @@ struct NoRecord {
 /// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
 template <class Env, Memory M, ValueLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
           std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-  requires RewardProcess<Env, G>
+requires RewardProcess<Env, G>
 void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
             OnRecord&& on_record = {}) {
   detail::check_run(run, record_at);
@@ -78,7 +78,7 @@ void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span
 
 /// The same loop for a memory and learner in one object (MemoryLearner, e.g. TraceTd).
 template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-  requires RewardProcess<Env, G>
+requires RewardProcess<Env, G>
 void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
             OnRecord&& on_record = {}) {
   detail::check_run(run, record_at);

@@ -106,6 +106,10 @@ class LinearTdLambda {
       : v_("LinearTdLambda", dim, step_size, initial_weight),
         eligibility_decay_(checked_decay(eligibility_decay)),
         e_(weights_type::Zero(static_cast<Eigen::Index>(dim))) {}
+  LinearTdLambda(weights_type initial_weights, double step_size, double eligibility_decay)
+      : v_("LinearTdLambda", std::move(initial_weights), step_size),
+        eligibility_decay_(checked_decay(eligibility_decay)),
+        e_(weights_type::Zero(v_.w.size())) {}
 
   template <FeatureVector Phi, FeatureVector PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {

@@ -19,8 +19,10 @@ namespace memtrace {
 /// The trace is kept as z = s u and the weights as w = c + β u, with the scalars P = w·u and
 /// Q = u·u kept up to date. Absorbing y changes u in one entry (u_y += b_t / s') and s by a factor
 /// (s' = a_t s); the TD update w += α δ z adds a multiple of u (into β) and moves one entry of c.
-/// When s falls below 2^-256 the representation is folded back (c = w, β = 0, s = 1) in O(|Y|), so
-/// nothing overflows; with λ = 0 that happens every step.
+/// When s falls below 2^-16 the representation is folded back (c = w, β = 0, s = 1) in O(|Y|): β
+/// holds steps taken while s was near 1 and u grows like 1/s, so c and β u cancel to ~1/s times
+/// the weights, and the fold bounds the relative rounding error at ~2^16 ε. With λ = 0.9 that is
+/// one fold in ~105 steps; with λ = 0 every step is a fold.
 ///
 /// Lambda and NumObservations as for MemoryTrace. Satisfies MemoryLearner.
 template <class Lambda = dynamic_lambda, int NumObservations = dynamic>
@@ -32,15 +34,14 @@ class TraceTd {
 
   /// Run-time λ: TraceTd<> td(0.9, 11, 0.02).
   TraceTd(double lambda, std::size_t num_observations, double step_size,
-          TraceInit init = TraceInit::first_observation)
-    requires(std::is_same_v<Lambda, dynamic_lambda>)
+          TraceInit init = TraceInit::first_observation) requires(std::is_same_v<Lambda, dynamic_lambda>)
       : lambda_(lambda), step_(init), step_size_(checked_step_size(step_size)) {
     init_vectors(num_observations);
   }
 
   /// Compile-time λ: TraceTd<std::ratio<9, 10>, 11> td(11, 0.02).
-  TraceTd(std::size_t num_observations, double step_size, TraceInit init = TraceInit::first_observation)
-    requires(!std::is_same_v<Lambda, dynamic_lambda>)
+  TraceTd(std::size_t num_observations, double step_size,
+          TraceInit init = TraceInit::first_observation) requires(!std::is_same_v<Lambda, dynamic_lambda>)
       : step_(init), step_size_(checked_step_size(step_size)) {
     init_vectors(num_observations);
   }
@@ -62,7 +63,7 @@ class TraceTd {
     detail::check_step_discount("TraceTd", discount);
     const auto [a, b] = step_.next(lambda());
     const double scale_next = a * scale_;
-    if (!(scale_next >= 0x1p-256)) [[unlikely]]
+    if (!(scale_next >= min_scale)) [[unlikely]]
       return learn_dense(y, reward, discount, a, b);
     const double value_before = scale_ * p_;  // w·z
     const Eigen::Index i = index(y);
@@ -97,6 +98,8 @@ class TraceTd {
   [[nodiscard]] double step_size() const noexcept { return step_size_; }
 
  private:
+  static constexpr double min_scale = 0x1p-16;
+
   void init_vectors(std::size_t num_observations) {
     detail::check_num_observations("TraceTd", num_observations);
     detail::check_fixed_size("TraceTd", "num_observations", NumObservations, num_observations);

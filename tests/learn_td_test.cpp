@@ -1,0 +1,286 @@
+// Tests of learn/td.hpp, learn/trace_td.hpp and experiment/run.hpp: TD(0) converges to exact
+// values and to the TD fixed point of a memory trace (both solved in the test), TD(1) matches
+// Monte Carlo, the fused TraceTd equals MemoryTrace + LinearTd, and bad input throws.
+#include <Eigen/Dense>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memtrace/memtrace.hpp>
+#include <vector>
+
+using namespace memtrace;
+
+static_assert(ValueLearner<LinearTd, OneHot>);
+static_assert(ValueLearner<LinearTd, Eigen::VectorXd>);
+static_assert(ValueLearner<LinearTdLambda, MultiHot<>>);
+static_assert(!ValueLearner<int, OneHot>);
+static_assert(MemoryLearner<TraceTd<>>);
+static_assert(MemoryLearner<TraceTd<std::ratio<1, 2>, 4>>);
+static_assert(!MemoryLearner<LinearTd>);
+
+namespace {
+
+/// A fully observed 3-state chain (y = x) with rewards per transition.
+FiniteHmm observed_chain() {
+  Eigen::MatrixXd p(3, 3), r(3, 3);
+  p << 0.5, 0.5, 0.0, 0.2, 0.3, 0.5, 0.6, 0.0, 0.4;
+  r << 1.0, -1.0, 0.0, 0.0, 2.0, 0.5, -2.0, 0.0, 0.0;
+  return FiniteHmm(p, Eigen::MatrixXd::Identity(3, 3), Eigen::Vector3d(1, 0, 0), r);
+}
+
+/// The steps at which weights are averaged: every 1000 after the first tenth of the run.
+std::vector<std::size_t> record_steps(std::size_t steps) {
+  std::vector<std::size_t> record;
+  for (std::size_t t = steps / 10; t <= steps; t += 1000) record.push_back(t);
+  return record;
+}
+
+template <class Env, class M, class L>
+Eigen::VectorXd averaged_weights(Env& env, M& memory, L& td, std::uint64_t seed, std::size_t steps, double gamma) {
+  const auto record = record_steps(steps);
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(td.dim()));
+  Xoshiro256StarStar gen(seed);
+  run_td(env, memory, td, gen, TdRun{.steps = steps, .discount = gamma}, record,
+         [&](std::size_t, const L& learner) { sum += learner.weights(); });
+  return sum / static_cast<double>(record.size());
+}
+
+template <class Env, class L>
+Eigen::VectorXd averaged_weights(Env& env, L& td, std::uint64_t seed, std::size_t steps, double gamma) {
+  const auto record = record_steps(steps);
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(td.dim()));
+  Xoshiro256StarStar gen(seed);
+  run_td(env, td, gen, TdRun{.steps = steps, .discount = gamma}, record,
+         [&](std::size_t, const L& learner) { sum += learner.weights(); });
+  return sum / static_cast<double>(record.size());
+}
+
+/// E[z zᵀ], E[z z'ᵀ] and E[z r'] of a memory trace under the stationary process of a continuing
+/// HMM with rewards on transitions, from the joint moments m(x) = E[z 1{x_t = x}] and
+/// M(x) = E[z zᵀ 1{x_t = x}], which satisfy linear fixed-point equations (contractions by λ, λ²).
+struct TraceMoments {
+  Eigen::MatrixXd zz, zz_next;
+  Eigen::VectorXd zr;
+};
+TraceMoments trace_moments(const FiniteHmm& hmm, double lambda) {
+  const Eigen::MatrixXd p = hmm.transition();
+  const Eigen::MatrixXd& o = hmm.emission();
+  const auto nx = p.rows(), ny = o.cols();
+  // Stationary distribution: the left eigenvector for 1, by a linear solve with Σμ = 1.
+  Eigen::MatrixXd a = Eigen::MatrixXd(p.transpose()) - Eigen::MatrixXd::Identity(nx, nx);
+  a.row(nx - 1).setOnes();
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(nx);
+  rhs[nx - 1] = 1.0;
+  const Eigen::VectorXd mu = a.fullPivLu().solve(rhs);
+  std::vector<Eigen::VectorXd> m(static_cast<std::size_t>(nx), Eigen::VectorXd::Zero(ny));
+  std::vector<Eigen::MatrixXd> mm(static_cast<std::size_t>(nx), Eigen::MatrixXd::Zero(ny, ny));
+  for (int iteration = 0; iteration < 5000; ++iteration) {  // λ^5000 is far below rounding
+    auto m_next = m;
+    auto mm_next = mm;
+    for (Eigen::Index x2 = 0; x2 < nx; ++x2) {
+      const Eigen::VectorXd o2 = o.row(x2).transpose();
+      Eigen::VectorXd mx = (1 - lambda) * mu[x2] * o2;
+      Eigen::MatrixXd mmx = (1 - lambda) * (1 - lambda) * mu[x2] * Eigen::MatrixXd(o2.asDiagonal());
+      for (Eigen::Index x1 = 0; x1 < nx; ++x1) {
+        const double w = p(x1, x2);
+        mx += lambda * w * m[static_cast<std::size_t>(x1)];
+        const Eigen::VectorXd& m1 = m[static_cast<std::size_t>(x1)];
+        mmx += w * (lambda * lambda * mm[static_cast<std::size_t>(x1)] +
+                    lambda * (1 - lambda) * (m1 * o2.transpose() + o2 * m1.transpose()));
+      }
+      m_next[static_cast<std::size_t>(x2)] = mx;
+      mm_next[static_cast<std::size_t>(x2)] = mmx;
+    }
+    m = m_next;
+    mm = mm_next;
+  }
+  TraceMoments out{Eigen::MatrixXd::Zero(ny, ny), Eigen::MatrixXd::Zero(ny, ny), Eigen::VectorXd::Zero(ny)};
+  for (Eigen::Index x1 = 0; x1 < nx; ++x1) {
+    const auto& m1 = m[static_cast<std::size_t>(x1)];
+    out.zz += mm[static_cast<std::size_t>(x1)];
+    out.zr += hmm.expected_rewards()[x1] * m1;
+    for (Eigen::Index x2 = 0; x2 < nx; ++x2) out.zz_next += p(x1, x2) * (1 - lambda) * m1 * o.row(x2);
+  }
+  out.zz_next += lambda * out.zz;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("TD(0) with one-hot state features converges to the exact values", "[td]") {
+  auto env = observed_chain();
+  const double gamma = 0.9;
+  // v = (I - γP)^{-1} r̄, by a linear solve.
+  const Eigen::MatrixXd p = env.transition();
+  const Eigen::VectorXd v = (Eigen::MatrixXd::Identity(3, 3) - gamma * p).lu().solve(env.expected_rewards());
+  Window<> window(1, 3);  // the current observation = the state
+  // Constant-step TD hovers around its fixed point with a bias and a spread that shrink with α;
+  // at α = 0.003 the Polyak average of 4·10^6 steps was within 1.1% of max |v| (seeds 7 and 8).
+  LinearTd td(window.dim(), 0.002);
+  const Eigen::VectorXd w = averaged_weights(env, window, td, 7, 2000000, gamma);
+  INFO("exact " << v.transpose() << ", TD " << w.transpose());
+  CHECK((w - v).cwiseAbs().maxCoeff() < 0.02 * v.cwiseAbs().maxCoeff());
+}
+
+TEST_CASE("TD(0) on memory traces converges to the TD fixed point of the two-state HMM", "[td][trace_td]") {
+  TwoStateHmm env(0.3, 0.2, {-1.0, 1.0});
+  const auto model = env.model();
+  const double gamma = 0.5;
+  for (const double lambda : {0.0, 0.5, 0.8}) {
+    // The fixed point: E[z (z - γ z')ᵀ] w = E[z r'] (the projected Bellman equation).
+    const auto moments = trace_moments(model, lambda);
+    const Eigen::VectorXd fixed_point = (moments.zz - gamma * moments.zz_next).lu().solve(moments.zr);
+    // TraceTd is MemoryTrace + LinearTd in O(1) a step (tested below). The Polyak averages of
+    // four seeds spread by ±2.5% around the fixed point at this α and length.
+    TraceTd<> td(lambda, 2, 0.002);
+    const Eigen::VectorXd w = averaged_weights(env, td, 11, 2000000, gamma);
+    INFO("lambda = " << lambda << ", fixed point " << fixed_point.transpose() << ", TD " << w.transpose());
+    CHECK((w - fixed_point).cwiseAbs().maxCoeff() < 0.06 * fixed_point.cwiseAbs().maxCoeff());
+  }
+}
+
+TEST_CASE("TraceTd equals MemoryTrace + LinearTd step by step", "[trace_td]") {
+  for (const auto init : {TraceInit::zero, TraceInit::first_observation, TraceInit::normalized}) {
+    for (const double lambda : {0.0, 0.3, 0.9, 0.99}) {
+      NoisyRandomWalk env_a, env_b;
+      Xoshiro256StarStar gen_a(3), gen_b(3);
+      MemoryTrace<> trace(lambda, 11, init);
+      LinearTd td(11, 0.02);
+      TraceTd<> fused(lambda, 11, 0.02, init);
+      trace.reset(env_a.reset(gen_a));
+      fused.reset(env_b.reset(gen_b));
+      double worst = 0.0;
+      for (int t = 0; t < 30000; ++t) {  // several renormalisations for λ = 0.9, and one for 0.99
+        const auto ta = env_a.step(gen_a);
+        const auto tb = env_b.step(gen_b);
+        const Eigen::VectorXd z = trace.features();
+        trace.update(ta.observation);
+        const double delta_a = td.update(z, ta.reward, 0.99, trace.features());
+        const double delta_b = fused.learn(tb.observation, tb.reward, 0.99);
+        worst = std::max(worst, std::abs(delta_a - delta_b));
+        if (t % 997 == 0) {
+          REQUIRE((fused.weights() - td.weights()).cwiseAbs().maxCoeff() < 1e-9 * (1 + td.weights().norm()));
+          REQUIRE((fused.trace() - trace.features()).cwiseAbs().maxCoeff() < 1e-12);
+        }
+      }
+      INFO("lambda = " << lambda);
+      CHECK(worst < 1e-9);
+      CHECK(fused.value() == Approx(td.value(trace.features())).margin(1e-9));
+      // Compile-time λ gives the same numbers.
+      if (lambda == 0.9) {
+        TraceTd<std::ratio<9, 10>, 11> fixed(11, 0.02, init);
+        NoisyRandomWalk env_c;
+        Xoshiro256StarStar gen_c(3);
+        fixed.reset(env_c.reset(gen_c));
+        for (int t = 0; t < 30000; ++t) {
+          const auto tc = env_c.step(gen_c);
+          fixed.learn(tc.observation, tc.reward, 0.99);
+        }
+        CHECK((Eigen::VectorXd(fixed.weights()) - fused.weights()).cwiseAbs().maxCoeff() < 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("run_td drives TraceTd exactly like the generic loop", "[trace_td][run]") {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen_a(9), gen_b(9);
+  MemoryTrace<> trace(0.9, 11);
+  LinearTd td(11, 0.02);
+  TraceTd<> fused(0.9, 11, 0.02);
+  run_td(env, trace, td, gen_a, TdRun{.steps = 50000, .discount = 0.99});
+  run_td(env, fused, gen_b, TdRun{.steps = 50000, .discount = 0.99});
+  CHECK((fused.weights() - td.weights()).cwiseAbs().maxCoeff() < 1e-9);
+}
+
+TEST_CASE("TD(1) with gamma = 1 on an episodic chain matches Monte Carlo up to O(alpha^2)", "[td][td_lambda]") {
+  // Left-to-right chain 0 -> 1 -> 2 -> terminal 3, with a chance to stay; rewards on transitions.
+  Eigen::MatrixXd p(4, 4), r(4, 4);
+  p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;
+  r << 1, -1, 0, 0, 0, 0.5, 2, 0, 0, 0, -0.5, 3, 0, 0, 0, 0;
+  FiniteHmm chain(p, Eigen::MatrixXd::Identity(4, 4), Eigen::Vector4d(1, 0, 0, 0), r, {false, false, false, true});
+  // One episode, recorded, then learned online by TD(1) and offline by every-visit Monte Carlo.
+  Xoshiro256StarStar gen(4);
+  std::vector<Observation> ys{chain.reset(gen)};
+  std::vector<double> rewards;
+  for (bool done = false; !done;) {
+    const auto t = chain.step(gen);
+    ys.push_back(t.observation);
+    rewards.push_back(t.reward);
+    done = t.terminated;
+  }
+  REQUIRE(ys.size() > 4);
+  const Eigen::VectorXd w0 = Eigen::Vector4d(0.5, -0.25, 1.0, 0.0);
+  auto gap = [&](double alpha) {
+    LinearTdLambda td(w0, alpha, 1.0);
+    Eigen::VectorXd mc = w0;
+    double g = 0.0;
+    for (std::size_t t = rewards.size(); t-- > 0;) {
+      g += rewards[t];
+      mc[static_cast<Eigen::Index>(ys[t])] += alpha * (g - w0[static_cast<Eigen::Index>(ys[t])]);
+    }
+    for (std::size_t t = 0; t < rewards.size(); ++t)
+      td.update(OneHot{ys[t]}, rewards[t], t + 1 == rewards.size() ? 0.0 : 1.0, OneHot{ys[t + 1]});
+    return std::pair{(td.weights() - mc).norm(), (mc - w0).norm()};
+  };
+  const auto [gap1, change1] = gap(1e-3);
+  const auto [gap2, change2] = gap(5e-4);
+  CHECK(gap1 < 1e-2 * change1);                     // online TD(1) is Monte Carlo to first order in α
+  CHECK(gap1 / gap2 == Approx(4.0).epsilon(0.05));  // and the difference is second order
+  CHECK(change1 / change2 == Approx(2.0).epsilon(1e-9));
+}
+
+TEST_CASE("one-hot TD updates touch exactly one weight", "[td]") {
+  LinearTd td(1000, 0.1, 0.5);
+  const Eigen::VectorXd before = td.weights();
+  const double delta = td.update(OneHot{17}, 1.0, 0.9, OneHot{400});
+  CHECK(delta == Approx(1.0 + 0.9 * 0.5 - 0.5));
+  const Eigen::VectorXd change = td.weights() - before;
+  CHECK((change.array() != 0.0).count() == 1);
+  CHECK(change[17] == Approx(0.1 * delta));
+}
+
+TEST_CASE("run_td records at the requested steps and ends episodes", "[run]") {
+  TwoStateHmm env(0.2, 0.1);
+  MemoryTrace<> trace(0.5, 2);
+  LinearTd td(2, 0.01);
+  Xoshiro256StarStar gen(1);
+  std::vector<std::size_t> seen;
+  const std::vector<std::size_t> record{0, 1, 10, 100};
+  run_td(env, trace, td, gen, TdRun{.steps = 100, .discount = 0.9}, record,
+         [&](std::size_t step, const LinearTd& learner) {
+           seen.push_back(step);
+           if (step == 0) CHECK(learner.weights().isZero());
+         });
+  CHECK(seen == record);
+}
+
+TEST_CASE("bad learner and loop parameters throw with the value named", "[td][errors]") {
+  CHECK_THROWS_WITH(LinearTd(3, 0.0), "LinearTd: step_size must be positive and finite, got 0");
+  CHECK_THROWS_WITH(LinearTd(3, -0.1), "LinearTd: step_size must be positive and finite, got -0.1");
+  CHECK_THROWS_WITH(LinearTd(3, std::nan("")), Catch::Contains("step_size must be positive and finite, got nan"));
+  CHECK_THROWS_WITH(LinearTd(0, 0.1), "LinearTd: dim must be in [1, 2^63), got 0");
+  CHECK_THROWS_WITH(LinearTd(3, 0.1, INFINITY), "LinearTd: initial_weight must be finite, got inf");
+  CHECK_THROWS_WITH(LinearTdLambda(3, 0.1, 1.5), "LinearTdLambda: eligibility_decay must be in [0, 1], got 1.5");
+  CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "MemoryTrace: lambda must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(TraceTd<>(0.5, 3, 0.0), "TraceTd: step_size must be positive and finite, got 0");
+  LinearTd td(3, 0.1);
+  CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd: discount must be in [0, 1], got 1.5");
+  CHECK(td.weights().isZero());
+  TraceTd<> fused(0.5, 3, 0.1);
+  fused.reset(0);
+  CHECK_THROWS_WITH(fused.learn(3, 0.0, 0.9), "TraceTd: observation must be in [0, 3), got 3");
+
+  TwoStateHmm env(0.2, 0.1);
+  MemoryTrace<> trace(0.5, 2);
+  LinearTd learner(2, 0.01);
+  Xoshiro256StarStar gen(1);
+  CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10, .discount = 1.0}),
+                    "run_td: discount must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10, .discount = 1.5, .episodic = true}),
+                    "run_td: discount must be in [0, 1) (or 1 for an episodic task), got 1.5");
+  const std::vector<std::size_t> late{11}, unsorted{5, 5};
+  CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10, .discount = 0.9}, late),
+                    "run_td: record_at[0] = 11 is beyond the run's 10 steps");
+  CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10, .discount = 0.9}, unsorted),
+                    "run_td: record_at must be strictly increasing, got 5 then 5");
+}
