@@ -27,6 +27,14 @@ FiniteHmm observed_chain() {
   return FiniteHmm(p, Eigen::MatrixXd::Identity(3, 3), Eigen::Vector3d(1, 0, 0), r);
 }
 
+/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay: episodes of random length >= 3.
+FiniteHmm episodic_chain() {
+  Eigen::MatrixXd p(4, 4), r(4, 4);
+  p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;
+  r << 1, -1, 0, 0, 0, 0.5, 2, 0, 0, 0, -0.5, 3, 0, 0, 0, 0;
+  return FiniteHmm(p, Eigen::MatrixXd::Identity(4, 4), Eigen::Vector4d(1, 0, 0, 0), r, {false, false, false, true});
+}
+
 /// The steps at which weights are averaged: every 1000 after the first tenth of the run.
 std::vector<std::size_t> record_steps(std::size_t steps) {
   std::vector<std::size_t> record;
@@ -149,7 +157,7 @@ TEST_CASE("TraceTd equals MemoryTrace + LinearTd step by step", "[trace_td]") {
       trace.reset(env_a.reset(gen_a));
       fused.reset(env_b.reset(gen_b));
       double worst = 0.0;
-      for (int t = 0; t < 30000; ++t) {  // several renormalisations for λ = 0.9, and one for 0.99
+      for (int t = 0; t < 30000; ++t) {  // folds every ~105 steps for λ = 0.9, ~1100 for 0.99
         const auto ta = env_a.step(gen_a);
         const auto tb = env_b.step(gen_b);
         const Eigen::VectorXd z = trace.features();
@@ -193,11 +201,7 @@ TEST_CASE("run_td drives TraceTd exactly like the generic loop", "[trace_td][run
 }
 
 TEST_CASE("TD(1) with gamma = 1 on an episodic chain matches Monte Carlo up to O(alpha^2)", "[td][td_lambda]") {
-  // Left-to-right chain 0 -> 1 -> 2 -> terminal 3, with a chance to stay; rewards on transitions.
-  Eigen::MatrixXd p(4, 4), r(4, 4);
-  p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;
-  r << 1, -1, 0, 0, 0, 0.5, 2, 0, 0, 0, -0.5, 3, 0, 0, 0, 0;
-  FiniteHmm chain(p, Eigen::MatrixXd::Identity(4, 4), Eigen::Vector4d(1, 0, 0, 0), r, {false, false, false, true});
+  FiniteHmm chain = episodic_chain();
   // One episode, recorded, then learned online by TD(1) and offline by every-visit Monte Carlo.
   Xoshiro256StarStar gen(4);
   std::vector<Observation> ys{chain.reset(gen)};
@@ -239,19 +243,107 @@ TEST_CASE("one-hot TD updates touch exactly one weight", "[td]") {
   CHECK(change[17] == Approx(0.1 * delta));
 }
 
-TEST_CASE("run_td records at the requested steps and ends episodes", "[run]") {
+namespace {
+
+/// Cuts every episode of an environment after `limit` steps (truncated, not terminated).
+template <class Env>
+struct Truncating {
+  Env env;
+  std::size_t limit, t = 0, episodes_ended = 0, terminated = 0;
+  template <class G>
+  Observation reset(G& gen) {
+    t = 0;
+    return env.reset(gen);
+  }
+  template <class G>
+  Transition step(G& gen) {
+    Transition tr = env.step(gen);
+    tr.truncated = !tr.terminated && ++t == limit;
+    episodes_ended += tr.terminated || tr.truncated ? 1 : 0;
+    terminated += tr.terminated ? 1 : 0;
+    return tr;
+  }
+  [[nodiscard]] State state() const { return env.state(); }
+  [[nodiscard]] std::size_t num_states() const { return env.num_states(); }
+  [[nodiscard]] std::size_t num_observations() const { return env.num_observations(); }
+};
+
+/// LinearTd that also records the discounts it was given and the episode ends.
+struct RecordingTd : LinearTd {
+  using LinearTd::LinearTd;
+  std::size_t zero_discounts = 0, ends = 0, updates = 0;
+  template <class P, class Q>
+  double update(const P& phi, double reward, double discount, const Q& phi_next) {
+    zero_discounts += discount == 0.0 ? 1 : 0;
+    ++updates;
+    return LinearTd::update(phi, reward, discount, phi_next);
+  }
+  void end_episode() { ++ends; }
+};
+
+}  // namespace
+
+TEST_CASE("run_td records at the requested steps", "[run]") {
   TwoStateHmm env(0.2, 0.1);
   MemoryTrace<> trace(0.5, 2);
   LinearTd td(2, 0.01);
   Xoshiro256StarStar gen(1);
   std::vector<std::size_t> seen;
+  std::vector<Eigen::VectorXd> weights;
   const std::vector<std::size_t> record{0, 1, 10, 100};
   run_td(env, trace, td, gen, TdRun{.steps = 100, .discount = 0.9}, record,
          [&](std::size_t step, const LinearTd& learner) {
            seen.push_back(step);
-           if (step == 0) CHECK(learner.weights().isZero());
+           weights.push_back(learner.weights());
          });
   CHECK(seen == record);
+  CHECK(weights[0].isZero());
+  CHECK(weights.back() == td.weights());
+  CHECK(weights[1] != weights[2]);
+}
+
+TEST_CASE("run_td ends episodes: no bootstrap after termination, a fresh memory after any end", "[run]") {
+  // Episodes of the chain terminate after 3 or more steps; the wrapper truncates those at 4.
+  Truncating<FiniteHmm> env{episodic_chain(), 4};
+  Window<> window(2, env.num_observations(), WindowPadding::zero);
+  RecordingTd td(window.dim(), 0.1);
+  Xoshiro256StarStar gen(2);
+  run_td(env, window, td, gen, TdRun{.steps = 1000, .discount = 1.0, .episodic = true});
+  REQUIRE(env.terminated > 50);
+  REQUIRE(env.episodes_ended > env.terminated + 50);
+  CHECK(td.ends == env.episodes_ended);
+  CHECK(td.zero_discounts == env.terminated);
+  CHECK(td.updates == 1000);
+
+  // The fused and generic loops agree across both kinds of episode end.
+  for (const auto init : {TraceInit::zero, TraceInit::first_observation, TraceInit::normalized}) {
+    Truncating<FiniteHmm> a{episodic_chain(), 4}, b{episodic_chain(), 4};
+    MemoryTrace<> trace(0.75, a.num_observations(), init);
+    LinearTd generic(trace.dim(), 0.05);
+    TraceTd<> fused(0.75, b.num_observations(), 0.05, init);
+    Xoshiro256StarStar gen_a(5), gen_b(5);
+    run_td(a, trace, generic, gen_a, TdRun{.steps = 5000, .discount = 1.0, .episodic = true});
+    run_td(b, fused, gen_b, TdRun{.steps = 5000, .discount = 1.0, .episodic = true});
+    REQUIRE(a.terminated > 0);
+    REQUIRE(a.episodes_ended > a.terminated);
+    CHECK((fused.weights() - generic.weights()).cwiseAbs().maxCoeff() < 1e-12);
+  }
+
+  // TD(κ) keeps no eligibility across a truncation.
+  LinearTdLambda lambda_td(3, 0.1, 0.9);
+  lambda_td.update(OneHot{0}, 1.0, 0.9, OneHot{1});
+  lambda_td.end_episode();
+  lambda_td.update(OneHot{2}, 1.0, 0.9, OneHot{1});
+  CHECK(lambda_td.eligibility() == Eigen::Vector3d(0, 0, 1));
+}
+
+TEST_CASE("TraceTd's first learn on a fresh object starts the history like MemoryTrace", "[trace_td]") {
+  TraceTd<> fused(0.5, 3, 0.1);
+  MemoryTrace<> trace(0.5, 3);
+  CHECK(fused.learn(1, 5.0, 0.9) == 0.0);
+  trace.update(1);
+  CHECK(fused.trace() == trace.features());
+  CHECK(fused.weights().isZero());
 }
 
 TEST_CASE("bad learner and loop parameters throw with the value named", "[td][errors]") {
@@ -266,9 +358,20 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   LinearTd td(3, 0.1);
   CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd: discount must be in [0, 1], got 1.5");
   CHECK(td.weights().isZero());
-  TraceTd<> fused(0.5, 3, 0.1);
+  TraceTd<> fused(0.5, 3, 0.1, TraceInit::normalized);
   fused.reset(0);
+  fused.learn(1, 1.0, 0.9);
+  const Eigen::VectorXd w_before = fused.weights(), z_before = fused.trace();
   CHECK_THROWS_WITH(fused.learn(3, 0.0, 0.9), "TraceTd: observation must be in [0, 3), got 3");
+  CHECK_THROWS_WITH(fused.learn(1, 0.0, -0.5), "TraceTd: discount must be in [0, 1], got -0.5");
+  CHECK(fused.weights() == w_before);
+  CHECK(fused.trace() == z_before);
+  fused.learn(2, 0.0, 0.9);  // and the normalised step sequence was not advanced by the throws
+  MemoryTrace<> reference(0.5, 3, TraceInit::normalized);
+  reference.reset(0);
+  reference.update(1);
+  reference.update(2);
+  CHECK((fused.trace() - reference.features()).cwiseAbs().maxCoeff() < 1e-15);
 
   TwoStateHmm env(0.2, 0.1);
   MemoryTrace<> trace(0.5, 2);

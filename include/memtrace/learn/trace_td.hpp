@@ -54,13 +54,19 @@ class TraceTd {
     u_[index(y0)] = step_.start(lambda());
     scale_ = 1.0;
     recompute();
+    started_ = true;
   }
 
   /// Absorbs the next observation y and learns from the transition z -> z' with this reward and
-  /// this transition's discount (0 after a terminal step). Returns the TD error δ.
+  /// this transition's discount (0 after a terminal step). Returns the TD error δ. Before any
+  /// reset (a trace that has seen nothing) this is reset(y), learns nothing and returns 0.
   double learn(Observation y, double reward, double discount) {
     check(y);
     detail::check_step_discount("TraceTd", discount);
+    if (!started_) [[unlikely]] {
+      reset(y);
+      return 0.0;
+    }
     const auto [a, b] = step_.next(lambda());
     const double scale_next = a * scale_;
     if (!(scale_next >= min_scale)) [[unlikely]]
@@ -106,6 +112,7 @@ class TraceTd {
     const auto n = static_cast<Eigen::Index>(num_observations);
     u_ = vector_type::Zero(n);
     c_ = vector_type::Zero(n);
+    z_ = vector_type::Zero(n);
   }
   static double checked_step_size(double step_size) {
     detail::check_step_size("TraceTd", step_size);
@@ -128,23 +135,24 @@ class TraceTd {
   /// and restart the representation at s = 1.
   double learn_dense(Observation y, double reward, double discount, double a, double b) {
     fold();
-    const vector_type z = scale_ * u_;
-    u_ = a * z;
+    z_ = scale_ * u_;  // a member: no allocation on this path, which λ = 0 takes every step
+    u_ = a * z_;
     u_[index(y)] += b;
     scale_ = 1.0;
-    const double delta = reward + discount * c_.dot(u_) - c_.dot(z);
-    c_ += (step_size_ * delta) * z;
+    const double delta = reward + discount * c_.dot(u_) - c_.dot(z_);
+    c_ += (step_size_ * delta) * z_;
     recompute();
     return delta;
   }
 
   [[no_unique_address]] detail::LambdaValue<Lambda> lambda_;
   detail::TraceStep step_;
-  vector_type u_, c_;
+  vector_type u_, c_, z_;  // z_: scratch for the dense step
   double scale_ = 1.0, beta_ = 0.0;
   double step_size_;
   double p_ = 0.0;  // w·u
   double q_ = 0.0;  // u·u
+  bool started_ = false;
 };
 
 }  // namespace memtrace
