@@ -45,8 +45,16 @@ struct NoisyRandomWalkParameters {
 /// x + d >= num_states over the right edge (reward right_reward), and either way lands on start;
 /// otherwise it moves to x + d with reward 0. It never terminates. Observation: with probability
 /// 1 - noise the bracket floor(|Y| x / |X|), otherwise uniform over [0, |Y|) (which may also be
-/// the bracket). Draws per step, in order: uniform_index for the offset, uniform_real for the
-/// noise coin, uniform_index(gen, |Y|) for the noisy observation (drawn even when unused).
+/// the bracket).
+///
+/// Draws: when 2 max_step + 1 and |Y| are at most 2^21 (the paper's walk and any like it), a step
+/// takes ONE 64-bit word from random_bits: bits [43, 64) choose the offset and bits [22, 43) the
+/// noisy observation, each by Lemire's multiply-shift on 21 bits (the whole word is drawn again
+/// in the rare case, below 2^-13 for the defaults, that either field falls in the rejection zone,
+/// so both stay exactly uniform), and bits [0, 22) the coin: noisy iff they are below
+/// round(noise 2^22). The noise is thus realised in steps of 2^-22 (0.5 exactly); noise() and
+/// model() use that realised value, so simulator and model agree exactly. Larger walks take three
+/// draws: uniform_index for the offset, uniform_real < noise, uniform_index(gen, |Y|).
 /// Satisfies RewardProcess and FiniteModel.
 class NoisyRandomWalk {
  public:
@@ -67,6 +75,15 @@ class NoisyRandomWalk {
     bracket_.resize(p.num_states);
     for (std::size_t x = 0; x < p.num_states; ++x) bracket_[x] = bracket(x);
     x_ = static_cast<std::int64_t>(start_);
+    packed_ = num_offsets_ <= field_size && p.num_observations <= field_size;
+    if (packed_) {
+      noise_threshold_ = static_cast<std::uint64_t>(std::llround(p.noise * static_cast<double>(coin_size)));
+      noise_ = static_cast<double>(noise_threshold_) / static_cast<double>(coin_size);
+      offset_reject_ = field_size % num_offsets_;
+      observation_reject_ = field_size % p.num_observations;
+    } else {
+      noise_ = p.noise;
+    }
   }
 
   /// Starts at `start` and returns its (noisy) observation.
@@ -78,21 +95,13 @@ class NoisyRandomWalk {
 
   template <std::uniform_random_bit_generator G>
   Transition step(G& gen) {
-    auto d =
-        static_cast<std::int64_t>(uniform_index(gen, num_offsets_)) - static_cast<std::int64_t>(parameters_.max_step);
-    if (!parameters_.allow_stay && d >= 0) ++d;  // skip the offset 0
-    const std::int64_t next = x_ + d;
-    double reward = 0.0;
-    if (next < 0) {
-      reward = parameters_.left_reward;
-      x_ = static_cast<std::int64_t>(start_);
-    } else if (next >= static_cast<std::int64_t>(parameters_.num_states)) {
-      reward = parameters_.right_reward;
-      x_ = static_cast<std::int64_t>(start_);
-    } else {
-      x_ = next;
+    if (packed_) {
+      const Draw draw = packed_draw(gen);
+      move(draw.offset);
+      return {observation(draw), reward_, false, false};
     }
-    return {observe(gen), reward, false, false};
+    move(uniform_index(gen, num_offsets_));
+    return {observe(gen), reward_, false, false};
   }
 
   [[nodiscard]] State state() const noexcept { return static_cast<State>(x_); }
@@ -100,6 +109,8 @@ class NoisyRandomWalk {
   [[nodiscard]] std::size_t num_observations() const noexcept { return parameters_.num_observations; }
   [[nodiscard]] const NoisyRandomWalkParameters& parameters() const noexcept { return parameters_; }
   [[nodiscard]] State start() const noexcept { return start_; }
+  /// The probability of a noisy observation as realised by the simulator (see the class comment).
+  [[nodiscard]] double noise() const noexcept { return noise_; }
 
   /// The bracket of state x, floor(|Y| x / |X|): the observation when there is no noise.
   [[nodiscard]] Observation bracket(State x) const noexcept {
@@ -138,24 +149,69 @@ class NoisyRandomWalk {
     for (Eigen::Index x = 0; x < n; ++x)
       for (SparseMatrix::InnerIterator it(rewards, x); it; ++it)
         it.valueRef() = reward_sum.coeff(x, it.col()) / it.value();
-    Eigen::MatrixXd emission = Eigen::MatrixXd::Constant(n, y_count, p.noise / static_cast<double>(y_count));
+    Eigen::MatrixXd emission = Eigen::MatrixXd::Constant(n, y_count, noise_ / static_cast<double>(y_count));
     for (Eigen::Index x = 0; x < n; ++x)
-      emission(x, static_cast<Eigen::Index>(bracket_[static_cast<std::size_t>(x)])) += 1.0 - p.noise;
+      emission(x, static_cast<Eigen::Index>(bracket_[static_cast<std::size_t>(x)])) += 1.0 - noise_;
     Eigen::VectorXd initial = Eigen::VectorXd::Zero(n);
     initial[static_cast<Eigen::Index>(start_)] = 1.0;
     return FiniteHmm(std::move(transition), std::move(emission), std::move(initial), rewards);
   }
 
  private:
-  // Both draws every time and a branch-free select: a branch taken at random half the time would
-  // be mispredicted at a cost above that of the draw; and the stream advances the same every step.
+  static constexpr std::uint64_t field_size = std::uint64_t{1} << 21;  // offset and observation fields
+  static constexpr std::uint64_t coin_size = std::uint64_t{1} << 22;   // the coin's field
+
+  struct Draw {
+    std::uint64_t offset;
+    Observation uniform;
+    bool noisy;
+  };
+
+  /// One word for the whole step (see the class comment).
   template <std::uniform_random_bit_generator G>
-  Observation observe(G& gen) const {
-    const bool noisy = uniform_real(gen) < parameters_.noise;
-    const auto uniform = static_cast<Observation>(uniform_index(gen, parameters_.num_observations));
+  Draw packed_draw(G& gen) const {
+    for (;;) {
+      const std::uint64_t word = random_bits(gen);
+      const std::uint64_t offset = (word >> 43) * num_offsets_;
+      const std::uint64_t uniform = ((word >> 22) & (field_size - 1)) * parameters_.num_observations;
+      if ((offset & (field_size - 1)) < offset_reject_ || (uniform & (field_size - 1)) < observation_reject_)
+          [[unlikely]]
+        continue;
+      return {offset >> 21, static_cast<Observation>(uniform >> 21), (word & (coin_size - 1)) < noise_threshold_};
+    }
+  }
+
+  /// Moves by offset index k (d = k - max_step, skipping 0 without allow_stay); sets reward_.
+  void move(std::uint64_t k) {
+    auto d = static_cast<std::int64_t>(k) - static_cast<std::int64_t>(parameters_.max_step);
+    if (!parameters_.allow_stay && d >= 0) ++d;  // skip the offset 0
+    const std::int64_t next = x_ + d;
+    reward_ = 0.0;
+    if (next < 0) {
+      reward_ = parameters_.left_reward;
+      x_ = static_cast<std::int64_t>(start_);
+    } else if (next >= static_cast<std::int64_t>(parameters_.num_states)) {
+      reward_ = parameters_.right_reward;
+      x_ = static_cast<std::int64_t>(start_);
+    } else {
+      x_ = next;
+    }
+  }
+
+  // A branch-free select: a branch taken at random half the time would be mispredicted at a cost
+  // above that of the draw.
+  [[nodiscard]] Observation observation(const Draw& draw) const {
     const Observation exact = bracket_[static_cast<std::size_t>(x_)];
-    const Observation mask = Observation{0} - static_cast<Observation>(noisy);  // all ones if noisy
-    return (uniform & mask) | (exact & ~mask);
+    const Observation mask = Observation{0} - static_cast<Observation>(draw.noisy);  // all ones if noisy
+    return (draw.uniform & mask) | (exact & ~mask);
+  }
+
+  template <std::uniform_random_bit_generator G>
+  Observation observe(G& gen) {
+    if (packed_) return observation(packed_draw(gen));
+    const bool noisy = uniform_real(gen) < noise_;
+    const auto uniform = static_cast<Observation>(uniform_index(gen, parameters_.num_observations));
+    return observation({0, uniform, noisy});
   }
 
   NoisyRandomWalkParameters parameters_;
@@ -163,6 +219,10 @@ class NoisyRandomWalk {
   std::uint64_t num_offsets_ = 0;
   std::vector<Observation> bracket_;
   std::int64_t x_ = 0;
+  double reward_ = 0.0;
+  bool packed_ = false;
+  double noise_ = 0.5;  // as realised by the simulator
+  std::uint64_t noise_threshold_ = 0, offset_reject_ = 0, observation_reject_ = 0;
 };
 
 }  // namespace memtrace

@@ -16,8 +16,8 @@ namespace memtrace {
 /// Linear TD(0) on a memory trace, z_t = a_t z_{t-1} + b_t e_{y_t} (eq:recursive; a_t = λ, b_t = 1 - λ
 /// except for TraceInit::normalized), in O(1) per step.
 ///
-/// The trace is kept as z = s u and the weights as w = c + β u, with the scalars P = w·u and
-/// Q = u·u kept up to date. Absorbing y changes u in one entry (u_y += b_t / s') and s by a factor
+/// The trace is kept as z = s u and the weights as w = c + β u, with the scalars w·z and z·z kept
+/// up to date. Absorbing y changes u in one entry (u_y += b_t / s') and s by a factor
 /// (s' = a_t s); the TD update w += α δ z adds a multiple of u (into β) and moves one entry of c.
 /// When s falls below 2^-16 the representation is folded back (c = w, β = 0, s = 1) in O(|Y|): β
 /// holds steps taken while s was near 1 and u grows like 1/s, so c and β u cancel to ~1/s times
@@ -71,21 +71,22 @@ class TraceTd {
     const double scale_next = a * scale_;
     if (!(scale_next >= min_scale)) [[unlikely]]
       return learn_dense(y, reward, discount, a, b);
-    const double value_before = scale_ * p_;  // w·z
     const Eigen::Index i = index(y);
-    const double d = b / scale_next;  // u'_y = u_y + d
     const double u_y = u_[i];
-    // Re-express w = c + β u on u' = u + d e_y, then absorb y.
-    p_ += d * (c_[i] + beta_ * u_y);
-    c_[i] -= beta_ * d;
-    q_ += d * (2.0 * u_y + d);
+    const double z_y = scale_ * u_y;
+    const double w_y = c_[i] + beta_ * u_y;
+    // w·z' = a w·z + b w_y and z·z' = a |z|^2 + b z_y (eq:recursive), with w before the update.
+    const double value_next = a * value_ + b * w_y;
+    const double delta = reward + discount * value_next - value_;
+    const double alpha_delta = step_size_ * delta;
+    value_ = value_next + alpha_delta * (a * norm2_ + b * z_y);  // (w + α δ z)·z'
+    norm2_ = a * (a * norm2_ + 2.0 * b * z_y) + b * b;
+    // u' = u + d e_y with z' = s' u'. w = c + β u + α δ s u = (c - β' d e_y) + β' u' with
+    // β' = β + α δ s: β takes the multiple of u', c_y the correction.
+    const double d = b / scale_next;
+    beta_ += alpha_delta * scale_;
+    c_[i] -= d * beta_;
     u_[i] = u_y + d;
-    const double delta = reward + discount * scale_next * p_ - value_before;
-    // w += α δ z with z = s (u' - d e_y): β takes the multiple of u', c_y the correction.
-    const double step = step_size_ * delta * scale_;
-    beta_ += step;
-    c_[i] -= step * d;
-    p_ += step * (q_ - d * u_[i]);
     scale_ = scale_next;
     return delta;
   }
@@ -98,7 +99,7 @@ class TraceTd {
   /// The current weights w = c + β u (O(|Y|)).
   [[nodiscard]] Eigen::VectorXd weights() const { return c_ + beta_ * u_; }
   /// The current estimate w·z, O(1).
-  [[nodiscard]] double value() const noexcept { return scale_ * p_; }
+  [[nodiscard]] double value() const noexcept { return value_; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(u_.size()); }
   [[nodiscard]] double lambda() const noexcept { return lambda_.value(); }
   [[nodiscard]] double step_size() const noexcept { return step_size_; }
@@ -127,8 +128,9 @@ class TraceTd {
     beta_ = 0.0;
   }
   void recompute() {
-    p_ = c_.dot(u_) + beta_ * u_.squaredNorm();
-    q_ = u_.squaredNorm();
+    const double u2 = u_.squaredNorm();
+    value_ = scale_ * (c_.dot(u_) + beta_ * u2);
+    norm2_ = scale_ * scale_ * u2;
   }
 
   /// The step in dense form, when s' would underflow: fold, step as MemoryTrace + LinearTd would,
@@ -150,8 +152,8 @@ class TraceTd {
   vector_type u_, c_, z_;  // z_: scratch for the dense step
   double scale_ = 1.0, beta_ = 0.0;
   double step_size_;
-  double p_ = 0.0;  // w·u
-  double q_ = 0.0;  // u·u
+  double value_ = 0.0;  // w·z
+  double norm2_ = 0.0;  // z·z
   bool started_ = false;
 };
 
