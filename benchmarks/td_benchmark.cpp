@@ -4,6 +4,7 @@
 //   build/release/benchmarks/td_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <memtrace/memtrace.hpp>
 
 namespace {
@@ -57,6 +58,35 @@ BENCHMARK(BM_TraceTd_RuntimeLambda);
 
 void BM_TraceTd_CompileTime(benchmark::State& state) { run_fused(state, TraceTd<std::ratio<9, 10>, 11>(11, 0.02)); }
 BENCHMARK(BM_TraceTd_CompileTime);
+
+// K runs in lockstep on one core (run_td_lockstep): independent TD chains overlap.
+template <std::size_t K>
+void BM_TraceTd_Lockstep(benchmark::State& state) {
+  using Learner = TraceTd<std::ratio<9, 10>, 11>;
+  std::array<NoisyRandomWalk, K> envs{};
+  auto learners = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<Learner, K>{((void)I, Learner(11, 0.02))...};
+  }
+  (std::make_index_sequence<K>{});
+  std::array<Xoshiro256StarStar, K> gens;
+  for (std::size_t k = 0; k < K; ++k) gens[k] = make_stream(1, k);
+  for (auto _ : state) {
+    run_td_lockstep(envs, learners, gens, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    for (const auto& learner : learners) benchmark::DoNotOptimize(learner.value());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration * K));
+}
+BENCHMARK(BM_TraceTd_Lockstep<1>);
+BENCHMARK(BM_TraceTd_Lockstep<2>);
+BENCHMARK(BM_TraceTd_Lockstep<4>);
+
+// The floor: the random numbers of one random-walk step (one 64-bit word).
+void BM_RandomDrawsOfOneStep(benchmark::State& state) {
+  Xoshiro256StarStar gen(1);
+  for (auto _ : state) benchmark::DoNotOptimize(random_bits(gen));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RandomDrawsOfOneStep);
 
 void BM_Td_Window(benchmark::State& state) {
   run_generic(state, Window<>(static_cast<std::size_t>(state.range(0)), 11));

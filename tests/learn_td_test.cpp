@@ -337,6 +337,24 @@ TEST_CASE("run_td ends episodes: no bootstrap after termination, a fresh memory 
   CHECK(lambda_td.eligibility() == Eigen::Vector3d(0, 0, 1));
 }
 
+TEST_CASE("run_td_lockstep gives exactly the results of separate runs", "[run][trace_td]") {
+  std::array<Truncating<FiniteHmm>, 3> envs{Truncating<FiniteHmm>{episodic_chain(), 4},
+                                            Truncating<FiniteHmm>{episodic_chain(), 4},
+                                            Truncating<FiniteHmm>{episodic_chain(), 4}};
+  std::array<TraceTd<>, 3> learners{TraceTd<>(0.5, 4, 0.05), TraceTd<>(0.9, 4, 0.05), TraceTd<>(0.0, 4, 0.1)};
+  std::array<Xoshiro256StarStar, 3> gens{make_stream(1, 0), make_stream(1, 1), make_stream(1, 2)};
+  const TdRun run{.steps = 3000, .discount = 1.0, .episodic = true};
+  run_td_lockstep(envs, learners, gens, run);
+  for (std::size_t k = 0; k < 3; ++k) {
+    Truncating<FiniteHmm> env{episodic_chain(), 4};
+    TraceTd<> alone(learners[k].lambda(), 4, learners[k].step_size());
+    auto gen = make_stream(1, k);
+    run_td(env, alone, gen, run);
+    CHECK(alone.weights() == learners[k].weights());  // bit for bit
+    CHECK(gen == gens[k]);
+  }
+}
+
 TEST_CASE("TraceTd's first learn on a fresh object starts the history like MemoryTrace", "[trace_td]") {
   TraceTd<> fused(0.5, 3, 0.1);
   MemoryTrace<> trace(0.5, 3);

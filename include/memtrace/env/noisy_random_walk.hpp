@@ -58,7 +58,8 @@ struct NoisyRandomWalkParameters {
 /// Satisfies RewardProcess and FiniteModel.
 class NoisyRandomWalk {
  public:
-  explicit NoisyRandomWalk(const NoisyRandomWalkParameters& parameters = {})
+  NoisyRandomWalk() : NoisyRandomWalk(NoisyRandomWalkParameters{}) {}
+  explicit NoisyRandomWalk(const NoisyRandomWalkParameters& parameters)
       : parameters_(parameters), start_(parameters.start.value_or(parameters.num_states / 2)) {
     constexpr const char* who = "NoisyRandomWalk";
     const auto& p = parameters_;

@@ -4,6 +4,7 @@
 // memory with y_0; then each step moves the environment, absorbs the new observation into the
 // memory, and lets the learner learn from the transition of feature vectors. See docs/learners.md.
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <type_traits>
@@ -99,6 +100,29 @@ void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std:
     on_record(step, std::as_const(learner));
   }
   advance(run.steps);
+}
+
+/// K independent runs in lockstep, each with its own environment, learner and generator: step t of
+/// every run, then step t + 1 of every run. The results are exactly those of K separate run_td
+/// calls; the point is speed: one TD step is a serial chain of dependent floating-point operations,
+/// and interleaving independent runs lets one core overlap K such chains (on the noisy random walk
+/// with TraceTd, K = 2 is ~1.5x the steps per second of K = 1; see docs/learners.md).
+template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, std::size_t K>
+requires RewardProcess<Env, G>
+void run_td_lockstep(std::array<Env, K>& envs, std::array<L, K>& learners, std::array<G, K>& gens, const TdRun& run) {
+  static_assert(K >= 1, "run_td_lockstep: K must be at least 1");
+  detail::check_run(run, {});
+  for (std::size_t k = 0; k < K; ++k) learners[k].reset(envs[k].reset(gens[k]));
+  for (std::size_t t = 0; t < run.steps; ++t) {
+    for (std::size_t k = 0; k < K; ++k) {
+      const Transition transition = envs[k].step(gens[k]);
+      learners[k].learn(transition.observation, transition.reward, transition.terminated ? 0.0 : run.discount);
+      if (transition.terminated || transition.truncated) [[unlikely]] {
+        learners[k].end_episode();
+        learners[k].reset(envs[k].reset(gens[k]));
+      }
+    }
+  }
 }
 
 }  // namespace memtrace
