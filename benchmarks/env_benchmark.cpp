@@ -1,5 +1,6 @@
-// One environment step: the noisy random walk's own O(1) step against the three random draws it
-// is allowed, and FiniteHmm's alias-table step for |X| = 10, 10^3 and 10^5 (its cost must not
+// One environment step: the noisy random walk's own O(1) step against the random numbers it needs
+// (one 64-bit word since it packs its three choices into one draw; three separate draws before),
+// and FiniteHmm's alias-table step for |X| = 10, 10^3 and 10^5 (its cost must not
 // grow with |X| beyond cache effects).
 //
 //   build/release/benchmarks/env_benchmark --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
@@ -23,6 +24,14 @@ void BM_ThreeDraws(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ThreeDraws);
+
+// What the walk actually draws a step: one 64-bit word.
+void BM_OneWord(benchmark::State& state) {
+  Xoshiro256StarStar g(1);
+  for (auto _ : state) benchmark::DoNotOptimize(random_bits(g));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_OneWord);
 
 template <class Env>
 void run_steps(benchmark::State& state, Env& env) {
