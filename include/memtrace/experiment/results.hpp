@@ -1,0 +1,324 @@
+#pragma once
+// Checkpointed results: a CSV file to which a sweep appends each finished run as one complete
+// line, and which a re-run reopens to skip the runs already there. Linux/POSIX (open, write,
+// flock). See docs/experiments.md.
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <concepts>
+#include <cstddef>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// A field of a results row: a double in its shortest form that reads back to the same bits
+/// (std::to_chars), so that results reloaded from a file are bit-identical to computed ones.
+template <std::floating_point T>
+[[nodiscard]] std::string csv_field(T value) {
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  return std::string(buffer, end);
+}
+
+template <std::integral T>
+[[nodiscard]] std::string csv_field(T value) {
+  char buffer[32];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  return std::string(buffer, end);
+}
+
+[[nodiscard]] inline std::string csv_field(std::string_view value) { return std::string(value); }
+
+/// A row (or a key) from values of any mix of arithmetic and string types: csv_row(i, 0.9, "td").
+template <class... Values>
+[[nodiscard]] std::vector<std::string> csv_row(const Values&... values) {
+  return {csv_field(values)...};
+}
+
+/// The value of a field written by csv_field (or any number std::from_chars reads); throws
+/// std::invalid_argument naming the field unless all of it is a number of type T.
+template <class T>
+requires(std::floating_point<T> || (std::integral<T> && !std::same_as<T, bool>)) [[nodiscard]] T
+    parse_field(std::string_view field) {
+  T value{};
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (error != std::errc() || end != field.data() + field.size() || field.empty())
+    detail::invalid("parse_field: cannot read \"", field, "\" as a number of the requested type");
+  return value;
+}
+
+/// A results file as read back: the header and the complete rows (a torn last line is left out).
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  /// The index of the column called `name`; throws if there is none.
+  [[nodiscard]] std::size_t column(std::string_view name) const {
+    for (std::size_t c = 0; c < header.size(); ++c)
+      if (header[c] == name) return c;
+    detail::invalid("CsvTable::column: no column named \"", name, "\"");
+  }
+};
+
+namespace detail {
+
+[[noreturn]] inline void system_failure(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+/// Owns a file descriptor; closing also releases its flock.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+/// The whole content of an open file.
+[[nodiscard]] inline std::string read_whole(int fd, const std::filesystem::path& path) {
+  std::string content;
+  char buffer[1 << 16];
+  for (off_t offset = 0;;) {
+    const ssize_t got = ::pread(fd, buffer, sizeof buffer, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) system_failure("cannot read " + path.string());
+    if (got == 0) return content;
+    content.append(buffer, static_cast<std::size_t>(got));
+    offset += got;
+  }
+}
+
+[[nodiscard]] inline std::vector<std::string> split_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = line.find(',', start);
+    fields.emplace_back(line.substr(start, comma - start));
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+[[nodiscard]] inline std::string join_fields(const std::vector<std::string>& fields, std::size_t count) {
+  std::string joined;
+  for (std::size_t c = 0; c < count; ++c) {
+    if (c > 0) joined += ',';
+    joined += fields[c];
+  }
+  return joined;
+}
+
+/// Fields are written unquoted, so separators and line breaks cannot be represented.
+[[nodiscard]] inline bool valid_field(std::string_view field) noexcept {
+  return field.find_first_of(",\n\r") == std::string_view::npos;
+}
+
+/// Splits complete lines (content up to and including its last '\n') into the header (the first
+/// line) and rows, each of which must have as many fields as the header.
+[[nodiscard]] inline CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
+  CsvTable table;
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < complete.size();) {
+    const std::size_t end = complete.find('\n', start);
+    auto fields = split_fields(complete.substr(start, end - start));
+    ++line_number;
+    if (line_number == 1) {
+      table.header = std::move(fields);
+    } else if (fields.size() != table.header.size()) {
+      invalid(path.string(), ": line ", line_number, " has ", fields.size(), " fields, the header has ",
+              table.header.size());
+    } else {
+      table.rows.push_back(std::move(fields));
+    }
+    start = end + 1;
+  }
+  return table;
+}
+
+}  // namespace detail
+
+/// Reads a results file: its header and every complete row. A torn last line (one without its
+/// '\n', left by a crash) is ignored; the file is not modified.
+[[nodiscard]] inline CsvTable read_csv(const std::filesystem::path& path) {
+  const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
+  const std::string content = detail::read_whole(file.get(), path);
+  const std::size_t last_newline = content.rfind('\n');
+  if (last_newline == std::string::npos) detail::invalid("read_csv: ", path.string(), " has no complete header line");
+  return detail::parse_table(std::string_view(content).substr(0, last_newline + 1), path);
+}
+
+/// The output of a sweep: a CSV file with a fixed header whose first `key_columns` columns
+/// identify a run (for example setting and seed). Each append writes one complete line with a
+/// single write(2) in O_APPEND mode, so finished runs survive a crash of the program; reopening
+/// drops a torn last line (the only damage a crash can leave) and remembers the keys present, so
+/// that a re-run computes only what is missing.
+///
+/// append and contains may be called from several threads. The file is locked (flock) while the
+/// object lives: a second ResultsCsv on the same file, in this or another process, throws.
+class ResultsCsv {
+ public:
+  /// Whether each row is flushed to the disk before append returns (fdatasync). Without it, a
+  /// row survives a crash of the program but not necessarily one of the machine.
+  enum class Sync { none, each_row };
+
+  ResultsCsv(std::filesystem::path path, std::vector<std::string> header, std::size_t key_columns,
+             Sync sync = Sync::none)
+      : path_(std::move(path)),
+        header_(std::move(header)),
+        key_columns_(key_columns),
+        sync_(sync),
+        file_(open_checked(header_, key_columns, path_)) {
+    if (::flock(file_.get(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK)
+        throw std::runtime_error("ResultsCsv: " + path_.string() +
+                                 " is already open for writing (by this or another process)");
+      detail::system_failure("ResultsCsv: cannot lock " + path_.string());
+    }
+    load();
+  }
+
+  ResultsCsv(const ResultsCsv&) = delete;
+  ResultsCsv& operator=(const ResultsCsv&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] const std::vector<std::string>& header() const noexcept { return header_; }
+  [[nodiscard]] std::size_t key_columns() const noexcept { return key_columns_; }
+
+  /// The number of rows in the file (found on opening plus appended since).
+  [[nodiscard]] std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return rows_;
+  }
+
+  /// Whether opening found a torn last line and removed it.
+  [[nodiscard]] bool dropped_partial_line() const noexcept { return dropped_partial_line_; }
+
+  /// Whether a row with this key (the first key_columns() fields) is in the file.
+  [[nodiscard]] bool contains(const std::vector<std::string>& key) const {
+    if (key.size() != key_columns_)
+      detail::invalid("ResultsCsv::contains: key must have ", key_columns_, " fields (",
+                      detail::join_fields(header_, key_columns_), "), got ", key.size());
+    const std::string joined = detail::join_fields(key, key.size());
+    std::lock_guard lock(mutex_);
+    return keys_.contains(joined);
+  }
+
+  /// Appends one complete row (header().size() fields, none containing ',' or a line break) whose
+  /// key is not yet in the file.
+  void append(const std::vector<std::string>& row) {
+    if (row.size() != header_.size())
+      detail::invalid("ResultsCsv::append: row must have ", header_.size(), " fields (",
+                      detail::join_fields(header_, header_.size()), "), got ", row.size());
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (!detail::valid_field(row[c]))
+        detail::invalid("ResultsCsv::append: field ", header_[c], " must not contain ',' or a line break, got \"",
+                        row[c], "\"");
+    std::string key = detail::join_fields(row, key_columns_);
+    const std::string line = detail::join_fields(row, row.size()) + '\n';
+    std::lock_guard lock(mutex_);
+    if (keys_.contains(key)) detail::invalid("ResultsCsv::append: key ", key, " is already in ", path_.string());
+    write_line(line);
+    keys_.insert(std::move(key));
+    ++rows_;
+  }
+
+ private:
+  static int open_checked(const std::vector<std::string>& header, std::size_t key_columns,
+                          const std::filesystem::path& path) {
+    if (header.empty()) detail::invalid("ResultsCsv: header must have at least one column, got none");
+    std::unordered_set<std::string> names;
+    for (const auto& name : header) {
+      if (name.empty() || !detail::valid_field(name))
+        detail::invalid("ResultsCsv: column names must be non-empty without ',' or line breaks, got \"", name, "\"");
+      if (!names.insert(name).second)
+        detail::invalid("ResultsCsv: column names must be unique, got \"", name, "\" twice");
+    }
+    if (key_columns < 1 || key_columns > header.size())
+      detail::invalid("ResultsCsv: key_columns must be in [1, ", header.size(), "], got ", key_columns);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) detail::system_failure("ResultsCsv: cannot open " + path.string());
+    return fd;
+  }
+
+  // Checks the header and rows before changing anything, so that a wrong path is never modified.
+  void load() {
+    const std::string content = detail::read_whole(file_.get(), path_);
+    const std::string header_line = detail::join_fields(header_, header_.size()) + '\n';
+    const std::size_t last_newline = content.rfind('\n');
+    const std::size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
+    if (complete == 0) {
+      // Empty, or a header torn while being written: anything else is some other file.
+      if (!header_line.starts_with(content))
+        detail::invalid("ResultsCsv: ", path_.string(), " is not a results file with header \"",
+                        header_line.substr(0, header_line.size() - 1), "\", found \"", content, "\"");
+    } else {
+      const std::size_t first_newline = content.find('\n');
+      if (content.compare(0, first_newline + 1, header_line) != 0)
+        detail::invalid("ResultsCsv: ", path_.string(), " has header \"", content.substr(0, first_newline),
+                        "\", expected \"", header_line.substr(0, header_line.size() - 1), "\"");
+      const CsvTable table = detail::parse_table(std::string_view(content).substr(0, complete), path_);
+      for (const auto& row : table.rows) keys_.insert(detail::join_fields(row, key_columns_));
+      rows_ = table.rows.size();
+    }
+    if (complete < content.size()) {
+      if (::ftruncate(file_.get(), static_cast<off_t>(complete)) != 0)
+        detail::system_failure("ResultsCsv: cannot truncate the torn last line of " + path_.string());
+      dropped_partial_line_ = true;
+    }
+    size_ = complete;
+    if (complete == 0) write_line(header_line);
+  }
+
+  // One write(2) for the whole line; should it fail part-way (disk full), the file is cut back
+  // so that the next line does not start in the middle of this one.
+  void write_line(const std::string& line) {
+    for (std::size_t written = 0; written < line.size();) {
+      const ssize_t n = ::write(file_.get(), line.data() + written, line.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int error = n < 0 ? errno : EIO;
+        [[maybe_unused]] const int ignored = ::ftruncate(file_.get(), static_cast<off_t>(size_));
+        errno = error;
+        detail::system_failure("ResultsCsv: cannot write to " + path_.string());
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    if (sync_ == Sync::each_row && ::fdatasync(file_.get()) != 0)
+      detail::system_failure("ResultsCsv: cannot sync " + path_.string());
+    size_ += line.size();
+  }
+
+  std::filesystem::path path_;
+  std::vector<std::string> header_;
+  std::size_t key_columns_;
+  Sync sync_;
+  detail::FileDescriptor file_;
+  mutable std::mutex mutex_;  // guards keys_, rows_, size_ and the writes
+  std::unordered_set<std::string> keys_;
+  std::size_t rows_ = 0;
+  std::size_t size_ = 0;  // bytes of complete lines in the file
+  bool dropped_partial_line_ = false;
+};
+
+}  // namespace memtrace

@@ -1,0 +1,179 @@
+// Tests of experiment/results.hpp: rows round-trip bit for bit, reopening skips what is there,
+// torn lines left by a crash are dropped, and bad input is refused with clear messages.
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memtrace/experiment/results.hpp>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+using namespace memtrace;
+
+namespace {
+
+/// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("memtrace_results_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+const std::vector<std::string> header{"setting", "seed", "value"};
+
+}  // namespace
+
+TEST_CASE("csv_field writes numbers that read back bit for bit", "[results]") {
+  const double values[] = {0.1,
+                           1.0 / 3.0,
+                           -0.0,
+                           1e-310,  // subnormal
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           123456789.0,
+                           0x1.fffffffffffffp-1};
+  for (double v : values) {
+    const double back = parse_field<double>(csv_field(v));
+    CHECK(std::bit_cast<std::uint64_t>(back) == std::bit_cast<std::uint64_t>(v));
+  }
+  CHECK(std::isnan(parse_field<double>(csv_field(std::numeric_limits<double>::quiet_NaN()))));
+  CHECK(csv_field(0.1) == "0.1");  // shortest form, not 0.10000000000000001
+  CHECK(csv_field(std::uint64_t{18446744073709551615ULL}) == "18446744073709551615");
+  CHECK(parse_field<std::uint64_t>("18446744073709551615") == 18446744073709551615ULL);
+  CHECK(csv_row(3, -7, 0.5, "td", std::string("x")) == std::vector<std::string>{"3", "-7", "0.5", "td", "x"});
+  CHECK_THROWS_WITH(parse_field<double>("1.5x"), "parse_field: cannot read \"1.5x\" as a number of the requested type");
+  CHECK_THROWS_AS(parse_field<int>(""), std::invalid_argument);
+  CHECK_THROWS_AS(parse_field<int>("1.5"), std::invalid_argument);
+}
+
+TEST_CASE("ResultsCsv writes a header and complete rows, and reopening remembers them", "[results]") {
+  TempDir dir;
+  const auto path = dir / "out.csv";
+  {
+    ResultsCsv out(path, header, 2);
+    CHECK(out.size() == 0);
+    CHECK(slurp(path) == "setting,seed,value\n");  // the header is written at once
+    out.append(csv_row(0, 1, 0.25));
+    out.append(csv_row(0, 2, 1.0 / 3.0));
+    CHECK(out.contains(csv_row(0, 1)));
+    CHECK_FALSE(out.contains(csv_row(1, 1)));
+    CHECK(out.size() == 2);
+  }
+  CHECK(slurp(path) == "setting,seed,value\n0,1,0.25\n0,2,0.3333333333333333\n");
+  ResultsCsv again(path, header, 2);
+  CHECK(again.size() == 2);
+  CHECK_FALSE(again.dropped_partial_line());
+  CHECK(again.contains(csv_row(0, 2)));
+  CHECK_FALSE(again.contains(csv_row(2, 0)));
+  CHECK_THROWS_WITH(again.append(csv_row(0, 2, 9.0)), "ResultsCsv::append: key 0,2 is already in " + path.string());
+  again.append(csv_row(1, 1, -2.0));
+  const CsvTable table = read_csv(path);
+  CHECK(table.header == header);
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[2] == csv_row(1, 1, -2.0));
+  CHECK(parse_field<double>(table.rows[1][table.column("value")]) == 1.0 / 3.0);
+  CHECK_THROWS_WITH(table.column("lambda"), "CsvTable::column: no column named \"lambda\"");
+}
+
+TEST_CASE("ResultsCsv drops a torn last line", "[results]") {
+  TempDir dir;
+  const auto path = dir / "torn.csv";
+  write_file(path, "setting,seed,value\n0,0,1.5\n0,1,2.5\n0,2,0.12");  // killed while writing 0,2
+  CHECK(read_csv(path).rows.size() == 2);                              // read_csv ignores it
+  CHECK(slurp(path).ends_with("0.12"));                                // without touching the file
+  {
+    ResultsCsv out(path, header, 2);
+    CHECK(out.dropped_partial_line());
+    CHECK(out.size() == 2);
+    CHECK(slurp(path) == "setting,seed,value\n0,0,1.5\n0,1,2.5\n");
+    CHECK_FALSE(out.contains(csv_row(0, 2)));
+    out.append(csv_row(0, 2, 0.125));
+  }
+  CHECK(slurp(path) == "setting,seed,value\n0,0,1.5\n0,1,2.5\n0,2,0.125\n");
+
+  // A crash while the header itself was written leaves a prefix of it.
+  const auto fresh = dir / "fresh.csv";
+  write_file(fresh, "setting,se");
+  ResultsCsv out(fresh, header, 2);
+  CHECK(out.dropped_partial_line());
+  CHECK(slurp(fresh) == "setting,seed,value\n");
+}
+
+TEST_CASE("ResultsCsv refuses a file with another header and leaves it alone", "[results]") {
+  TempDir dir;
+  const auto path = dir / "other.csv";
+  write_file(path, "lambda,seed,error\n0.5,1,0.25\n0.9,1,0.1");
+  CHECK_THROWS_WITH(
+      ResultsCsv(path, header, 2),
+      "ResultsCsv: " + path.string() + " has header \"lambda,seed,error\", expected \"setting,seed,value\"");
+  CHECK(slurp(path) == "lambda,seed,error\n0.5,1,0.25\n0.9,1,0.1");  // the torn line is not cut from a foreign file
+  write_file(path, "no newline here");
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 2),
+                    "ResultsCsv: " + path.string() +
+                        " is not a results file with header \"setting,seed,value\", found \"no newline here\"");
+  write_file(path, "setting,seed,value\n0,0,1\n0,1\n");
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 2), path.string() + ": line 3 has 2 fields, the header has 3");
+  CHECK_THROWS_WITH(read_csv(path), path.string() + ": line 3 has 2 fields, the header has 3");
+}
+
+TEST_CASE("ResultsCsv refuses bad arguments", "[results]") {
+  TempDir dir;
+  const auto path = dir / "bad.csv";
+  using Header = std::vector<std::string>;
+  CHECK_THROWS_WITH(ResultsCsv(path, Header{}, 1), "ResultsCsv: header must have at least one column, got none");
+  CHECK_THROWS_WITH(ResultsCsv(path, Header{"a", "a"}, 1), "ResultsCsv: column names must be unique, got \"a\" twice");
+  CHECK_THROWS_WITH(ResultsCsv(path, Header{"a", "b,c"}, 1),
+                    "ResultsCsv: column names must be non-empty without ',' or line breaks, got \"b,c\"");
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 0), "ResultsCsv: key_columns must be in [1, 3], got 0");
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 4), "ResultsCsv: key_columns must be in [1, 3], got 4");
+  CHECK_FALSE(std::filesystem::exists(path));  // checked before the file is created
+
+  ResultsCsv out(path, header, 2);
+  CHECK_THROWS_WITH(out.append(csv_row(1, 2)),
+                    "ResultsCsv::append: row must have 3 fields (setting,seed,value), got 2");
+  CHECK_THROWS_WITH(out.append(csv_row(1, 2, "a,b")),
+                    "ResultsCsv::append: field value must not contain ',' or a line break, got \"a,b\"");
+  CHECK_THROWS_AS(out.append(csv_row(1, "x\ny", 3)), std::invalid_argument);
+  CHECK_THROWS_WITH(out.contains(csv_row(1)), "ResultsCsv::contains: key must have 2 fields (setting,seed), got 1");
+  CHECK(out.size() == 0);
+  // One writer per file: a second one would duplicate rows.
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 2),
+                    "ResultsCsv: " + path.string() + " is already open for writing (by this or another process)");
+  CHECK_THROWS_AS(ResultsCsv(dir / "missing" / "x.csv", header, 2), std::system_error);
+  CHECK_THROWS_AS(read_csv(dir / "missing.csv"), std::system_error);
+}
