@@ -6,6 +6,7 @@
 
 #include <array>
 #include <memtrace/memtrace.hpp>
+#include <vector>
 
 namespace {
 
@@ -87,6 +88,31 @@ void BM_RandomDrawsOfOneStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_RandomDrawsOfOneStep);
+
+// A sweep of 16 runs (TraceTd on the random walk, 2^16 steps each, one stream per run) on
+// state.range(0) threads: wall-clock time, so 1 vs 2 threads shows the speed-up.
+void BM_Sweep(benchmark::State& state) {
+  const std::size_t runs = 16;
+  std::vector<double> values(runs);
+  SweepOptions options;
+  options.threads = static_cast<std::size_t>(state.range(0));
+  options.progress = false;
+  for (auto _ : state) {
+    parallel_runs(
+        runs,
+        [&](std::size_t run) {
+          NoisyRandomWalk env;
+          TraceTd<std::ratio<9, 10>, 11> learner(11, 0.02);
+          auto gen = make_stream(1, run);
+          run_td(env, learner, gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+          values[run] = learner.value();
+        },
+        options);
+    benchmark::DoNotOptimize(values.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(runs * steps_per_iteration));
+}
+BENCHMARK(BM_Sweep)->Arg(1)->Arg(2)->UseRealTime();
 
 void BM_Td_Window(benchmark::State& state) {
   run_generic(state, Window<>(static_cast<std::size_t>(state.range(0)), 11));
