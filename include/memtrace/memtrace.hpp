@@ -2,7 +2,14 @@
 // memtrace: memory traces for partially observable reinforcement learning (Eberhard, Muehlebach &
 // Vernade, ICML 2025). The umbrella header: everything the library offers.
 
+#include "memtrace/analysis/belief.hpp"
+#include "memtrace/analysis/concat_value_error.hpp"
+#include "memtrace/analysis/linear_estimator.hpp"
+#include "memtrace/analysis/markov.hpp"
+#include "memtrace/analysis/monte_carlo.hpp"
 #include "memtrace/analysis/trace_geometry.hpp"
+#include "memtrace/analysis/trace_value_error.hpp"
+#include "memtrace/analysis/window_value_error.hpp"
 #include "memtrace/concepts.hpp"
 #include "memtrace/core.hpp"
 #include "memtrace/env/alias.hpp"

@@ -1,0 +1,65 @@
+#pragma once
+// The value error of a linear estimator f(h) = wᵀφ(h) as a quadratic form in w, from the moments
+// of its features under the stationary process: VE(w) = wᵀ E[φφᵀ] w - 2 wᵀ E[φ v] + E[v²]; its
+// minimiser; and the TD fixed point E[φ (φ - γ φ')ᵀ] w = E[φ r'] (the projected Bellman equation).
+// Memory traces and concatenated windows both reduce to it. See docs/analysis.md.
+
+#include <Eigen/Core>
+#include <Eigen/QR>
+#include <cstddef>
+
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// The moments of a feature vector φ_t under the stationary process (expectations over the steps
+/// t whose state x_t is not terminal, weighted as StationaryProcess::weights()).
+struct LinearMoments {
+  /// E[φ_t φ_tᵀ].
+  Eigen::MatrixXd second;
+  /// E[φ_t v(x_t)].
+  Eigen::VectorXd cross;
+  /// E[v(x_t)²].
+  double value_second = 0.0;
+  /// E[φ_t φ_{t+1}ᵀ], with φ_{t+1} = 0 when x_{t+1} is terminal (no bootstrap).
+  Eigen::MatrixXd next;
+  /// E[φ_t r_{t+1}].
+  Eigen::VectorXd reward;
+};
+
+namespace detail {
+
+inline void check_weights(const char* who, const LinearMoments& moments, const Eigen::VectorXd& w) {
+  if (w.size() != moments.cross.size())
+    invalid(who, ": weights must have ", moments.cross.size(), " entries, got ", w.size());
+  if (!w.allFinite()) invalid(who, ": weights must be finite");
+}
+
+}  // namespace detail
+
+/// The minimiser of the value error: E[φφᵀ] w = E[φ v], the least-norm solution when E[φφᵀ] is
+/// singular (an observation that never occurs, or the redundant blocks of a concatenated window).
+[[nodiscard]] inline Eigen::VectorXd optimal_linear_weights(const LinearMoments& moments) {
+  return moments.second.completeOrthogonalDecomposition().solve(moments.cross);
+}
+
+/// VE(w) = E[(wᵀφ_t - v(x_t))²]. Written as VE* + (w - w*)ᵀ E[φφᵀ] (w - w*), which keeps its digits
+/// near the optimum w* (the direct form cancels there).
+[[nodiscard]] inline double linear_value_error(const LinearMoments& moments, const Eigen::VectorXd& w) {
+  detail::check_weights("linear_value_error", moments, w);
+  const Eigen::VectorXd best = optimal_linear_weights(moments);
+  const double minimum = moments.value_second - moments.cross.dot(best);
+  const Eigen::VectorXd gap = w - best;
+  const double value_error = (minimum > 0.0 ? minimum : 0.0) + gap.dot(moments.second * gap);
+  return value_error > 0.0 ? value_error : 0.0;
+}
+
+/// The TD fixed point: E[φ_t (φ_t - γ φ_{t+1})ᵀ] w = E[φ_t r_{t+1}], where TD(0) with small steps
+/// settles under the stationary process (least-norm when the system is singular).
+[[nodiscard]] inline Eigen::VectorXd linear_td_fixed_point(const LinearMoments& moments, double gamma) {
+  if (!(gamma >= 0.0 && gamma < 1.0)) detail::invalid("linear_td_fixed_point: gamma must be in [0, 1), got ", gamma);
+  const Eigen::MatrixXd a = moments.second - gamma * moments.next;
+  return a.completeOrthogonalDecomposition().solve(moments.reward);
+}
+
+}  // namespace memtrace

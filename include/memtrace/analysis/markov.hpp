@@ -1,0 +1,319 @@
+#pragma once
+// The stationary process of a finite model (paper §3): the stationary distribution μ of a
+// row-stochastic transition matrix, the true state values v = (I - γP)^{-1} r̄ (by a sparse LU
+// solve, not by iteration), and StationaryProcess, which holds both for the exact value errors of
+// trace, window and concat estimators. Episodic models become one chain by restarting from
+// `initial` after a terminal state. See docs/analysis.md.
+
+#include <Eigen/Core>
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCore>
+#include <Eigen/SparseLU>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+#include "memtrace/env/alias.hpp"
+
+namespace memtrace {
+namespace detail {
+
+/// The storage SparseLU factorises.
+using ColumnSparse = Eigen::SparseMatrix<double>;
+using SparseSolver = Eigen::SparseLU<ColumnSparse, Eigen::COLAMDOrdering<int>>;
+
+inline void check_gamma(const char* who, double gamma) {
+  if (!(gamma >= 0.0 && gamma < 1.0)) invalid(who, ": gamma must be in [0, 1), got ", gamma);
+}
+
+/// Factorises `a`, or throws naming `what` (a singular matrix has no unique solution).
+inline void factorize(SparseSolver& solver, const ColumnSparse& a, const char* who, const char* what) {
+  solver.analyzePattern(a);
+  solver.factorize(a);
+  if (solver.info() != Eigen::Success) invalid(who, ": ", what, " is singular: ", solver.lastErrorMessage());
+}
+
+/// I - scale * p, in the storage SparseLU wants (explicit zeros kept: the pattern is that of I + P
+/// for every scale).
+[[nodiscard]] inline ColumnSparse identity_minus(const SparseMatrix& p, double scale) {
+  ColumnSparse eye(p.rows(), p.cols());
+  eye.setIdentity();
+  return ColumnSparse(eye - scale * ColumnSparse(p));
+}
+
+using Ordering = Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int>;
+
+/// The fill-reducing column ordering (COLAMD) of I - sP, the same for every s: on a model like the
+/// random walk it costs four times the factorisation, so it is computed once per model.
+[[nodiscard]] inline Ordering shifted_ordering(const SparseMatrix& p) {
+  ColumnSparse a = identity_minus(p, 1.0);
+  a.makeCompressed();
+  Ordering ordering;
+  Eigen::COLAMDOrdering<int>()(a, ordering);
+  return ordering;
+}
+
+/// Solves (I - sP) x = b and (I - sP)ᵀ x = b with a sparse LU of (I - sP) Q⁻¹, Q the precomputed
+/// ordering (column i of I - sP becomes column Q(i)).
+class ShiftedSolver {
+ public:
+  ShiftedSolver(const SparseMatrix& p, const Ordering& ordering, double s, const char* who, const char* what)
+      : ordering_(&ordering) {
+    ColumnSparse a = identity_minus(p, s) * ordering.inverse();
+    a.makeCompressed();
+    lu_.analyzePattern(a);
+    lu_.factorize(a);
+    if (lu_.info() != Eigen::Success) invalid(who, ": ", what, " is singular: ", lu_.lastErrorMessage());
+  }
+  /// x with (I - sP) x = b: (I - sP) Q⁻¹ (Q x) = b.
+  [[nodiscard]] Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const {
+    return ordering_->inverse() * Eigen::MatrixXd(lu_.solve(b));
+  }
+  /// x with (I - sP)ᵀ x = b: ((I - sP) Q⁻¹)ᵀ x = Q b.
+  [[nodiscard]] Eigen::MatrixXd solve_transposed(const Eigen::MatrixXd& b) {
+    return lu_.transpose().solve(Eigen::MatrixXd(*ordering_ * b));
+  }
+
+ private:
+  const Ordering* ordering_;
+  Eigen::SparseLU<ColumnSparse, Eigen::NaturalOrdering<int>> lu_;
+};
+
+/// Checks a solution of the stationary equations: finite, non-negative up to rounding, μᵀP = μᵀ.
+/// A chain with several closed classes makes the system singular, and what the LU returns then
+/// fails one of these.
+inline Eigen::VectorXd checked_stationary(Eigen::VectorXd mu, const SparseMatrix& p, const char* who) {
+  const char* why = ": the chain has no unique stationary distribution (more than one closed class)";
+  if (!mu.allFinite()) invalid(who, why);
+  const double scale = mu.cwiseAbs().sum();
+  if (mu.minCoeff() < -1e-9 * scale) invalid(who, why, "; the solve gave an entry ", mu.minCoeff());
+  const Eigen::VectorXd residual = ColumnSparse(p).transpose() * mu - mu;
+  if (residual.cwiseAbs().sum() > 1e-8 * scale)
+    invalid(who, why, "; the residual |μᵀP - μᵀ|_1 is ", residual.cwiseAbs().sum());
+  mu = mu.cwiseMax(0.0);
+  return mu / mu.sum();
+}
+
+inline void check_square_stochastic(const char* who, const SparseMatrix& p) {
+  if (p.rows() == 0) invalid(who, ": transition must have at least one state, got 0 x ", p.cols());
+  check_shape(who, "transition (|X| x |X|)", p.rows(), p.cols(), p.rows(), p.rows());
+  check_row_stochastic(who, "transition", p, default_row_sum_tolerance);
+}
+
+template <class M>
+[[nodiscard]] SparseMatrix to_sparse(const M& m) {
+  if constexpr (std::is_base_of_v<Eigen::SparseMatrixBase<M>, M>) {
+    return SparseMatrix(m);
+  } else {
+    return SparseMatrix(Eigen::MatrixXd(m).sparseView(1.0, 0.0));
+  }
+}
+
+template <class M>
+[[nodiscard]] Eigen::MatrixXd to_dense(const M& m) {
+  if constexpr (std::is_base_of_v<Eigen::SparseMatrixBase<M>, M>) {
+    return Eigen::MatrixXd(m.toDense());
+  } else {
+    return Eigen::MatrixXd(m);
+  }
+}
+
+}  // namespace detail
+
+/// The stationary distribution μ of a row-stochastic transition matrix (transition(x, x') =
+/// p(x' | x)): μᵀP = μᵀ, Σμ = 1, unique when the chain has one closed class. Computed by one sparse
+/// LU solve: with μ(s) = 1 for a recurrent state s, the others solve (I - Qᵀ) u = P(s, ·)ᵀ, Q = P
+/// without s (non-singular exactly when every state reaches s); s is the state with the largest
+/// inflow, and if that fails, (I - Pᵀ) with one equation replaced by Σμ = 1 is solved instead
+/// (non-singular exactly when μ is unique, but its dense row makes the LU slow for large |X|).
+/// Throws std::invalid_argument for a matrix that is not square and row-stochastic, or a chain
+/// without a unique stationary distribution.
+[[nodiscard]] inline Eigen::VectorXd stationary_distribution(const SparseMatrix& transition) {
+  constexpr const char* who = "stationary_distribution";
+  detail::check_square_stochastic(who, transition);
+  const Eigen::Index n = transition.rows();
+  if (n == 1) return Eigen::VectorXd::Ones(1);
+  Eigen::VectorXd inflow = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index x = 0; x < n; ++x)
+    for (SparseMatrix::InnerIterator it(transition, x); it; ++it) inflow[it.col()] += it.value();
+  Eigen::Index s = 0;
+  inflow.maxCoeff(&s);
+  {
+    // Unknowns: μ(x) for x != s, at index x - (x > s).
+    const auto at = [s](Eigen::Index x) { return x - (x > s ? 1 : 0); };
+    std::vector<Eigen::Triplet<double>> entries;
+    entries.reserve(static_cast<std::size_t>(transition.nonZeros() + n));
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n - 1);
+    for (Eigen::Index x = 0; x < n; ++x) {
+      if (x != s) entries.emplace_back(at(x), at(x), 1.0);
+      for (SparseMatrix::InnerIterator it(transition, x); it; ++it) {
+        if (it.col() == s) continue;
+        if (x == s)
+          rhs[at(it.col())] += it.value();
+        else
+          entries.emplace_back(at(it.col()), at(x), -it.value());
+      }
+    }
+    detail::ColumnSparse a(n - 1, n - 1);
+    a.setFromTriplets(entries.begin(), entries.end());
+    detail::SparseSolver solver;
+    solver.analyzePattern(a);
+    solver.factorize(a);
+    if (solver.info() == Eigen::Success) {
+      const Eigen::VectorXd u = solver.solve(rhs);
+      Eigen::VectorXd mu(n);
+      for (Eigen::Index x = 0; x < n; ++x) mu[x] = x == s ? 1.0 : u[at(x)];
+      if (mu.allFinite() && mu.minCoeff() >= -1e-9 * mu.cwiseAbs().sum())
+        return detail::checked_stationary(mu / mu.sum(), transition, who);
+    }
+  }
+  // Rows of I - Pᵀ sum to zero over the rows, so dropping the last loses nothing.
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(transition.nonZeros() + 2 * n));
+  for (Eigen::Index x = 0; x < n; ++x)
+    for (SparseMatrix::InnerIterator it(transition, x); it; ++it)
+      if (it.col() != n - 1) entries.emplace_back(it.col(), x, -it.value());
+  for (Eigen::Index x = 0; x < n; ++x) {
+    if (x != n - 1) entries.emplace_back(x, x, 1.0);
+    entries.emplace_back(n - 1, x, 1.0);
+  }
+  detail::ColumnSparse a(n, n);
+  a.setFromTriplets(entries.begin(), entries.end());
+  detail::SparseSolver solver;
+  solver.analyzePattern(a);
+  solver.factorize(a);
+  if (solver.info() != Eigen::Success)
+    detail::invalid(who, ": the chain has no unique stationary distribution (more than one closed class)");
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
+  rhs[n - 1] = 1.0;
+  return detail::checked_stationary(solver.solve(rhs), transition, who);
+}
+
+/// The same for a dense row-stochastic transition matrix.
+[[nodiscard]] inline Eigen::VectorXd stationary_distribution(const Eigen::MatrixXd& transition) {
+  detail::check_shape("stationary_distribution", "transition (|X| x |X|)", transition.rows(), transition.cols(),
+                      transition.rows(), transition.rows());
+  return stationary_distribution(SparseMatrix(transition.sparseView(1.0, 0.0)));
+}
+
+/// The stationary process of a finite model, everything the exact analysis needs, computed once:
+/// the chain (episodic models restart from `initial` after a terminal state), its stationary
+/// distribution, the true values with discount γ (no bootstrapping past a terminal state) and the
+/// weights of the value error (μ on the non-terminal states, renormalised). Histories run across
+/// episode boundaries: the memory is not reset (see docs/analysis.md).
+class StationaryProcess {
+ public:
+  /// Throws std::invalid_argument unless 0 <= gamma < 1 and the chain has a unique stationary
+  /// distribution.
+  template <class E>
+  requires FiniteModel<E> StationaryProcess(const E& env, double gamma) : gamma_(gamma) {
+    constexpr const char* who = "StationaryProcess";
+    detail::check_gamma(who, gamma);
+    const auto& model = env.model();
+    emission_ = detail::to_dense(model.emission());
+    SparseMatrix p = detail::to_sparse(model.transition());
+    rewards_ = model.expected_rewards();
+    initial_ = model.initial();
+    const Eigen::Index n = p.rows();
+    terminal_.assign(static_cast<std::size_t>(n), false);
+    if constexpr (requires { model.terminal(); }) {
+      const auto& flags = model.terminal();
+      for (std::size_t x = 0; x < flags.size() && x < terminal_.size(); ++x) terminal_[x] = flags[x];
+    }
+    p.makeCompressed();
+    // The restart chain: a terminal state's row is replaced by `initial`.
+    std::vector<Eigen::Triplet<double>> chain, bootstrap;
+    chain.reserve(static_cast<std::size_t>(p.nonZeros()));
+    for (Eigen::Index x = 0; x < n; ++x) {
+      if (terminal_[static_cast<std::size_t>(x)]) {
+        episodic_ = true;
+        rewards_[x] = 0.0;  // nothing is paid after termination
+        for (Eigen::Index y = 0; y < n; ++y)
+          if (initial_[y] > 0.0) chain.emplace_back(x, y, initial_[y]);
+        continue;
+      }
+      for (SparseMatrix::InnerIterator it(p, x); it; ++it) {
+        chain.emplace_back(x, it.col(), it.value());
+        if (!terminal_[static_cast<std::size_t>(it.col())]) bootstrap.emplace_back(x, it.col(), it.value());
+      }
+    }
+    transition_.resize(n, n);
+    transition_.setFromTriplets(chain.begin(), chain.end());
+    bootstrap_.resize(n, n);
+    bootstrap_.setFromTriplets(bootstrap.begin(), bootstrap.end());
+    stationary_ = stationary_distribution(transition_);
+    continuation_ = bootstrap_ * Eigen::VectorXd::Ones(n);
+    weights_ = stationary_;
+    for (Eigen::Index x = 0; x < n; ++x)
+      if (terminal_[static_cast<std::size_t>(x)]) weights_[x] = 0.0;
+    weights_ /= weights_.sum();
+    ordering_ = detail::shifted_ordering(transition_);
+    detail::SparseSolver solver;
+    detail::factorize(solver, detail::identity_minus(bootstrap_, gamma), who, "I - gamma P");
+    values_ = solver.solve(rewards_);
+  }
+
+  /// transition(x, x') = p(x' | x) of the chain (row-stochastic; terminal rows restart).
+  [[nodiscard]] const SparseMatrix& transition() const noexcept { return transition_; }
+  /// The chain without the transitions into terminal states (they are not bootstrapped from).
+  [[nodiscard]] const SparseMatrix& bootstrap_transition() const noexcept { return bootstrap_; }
+  /// emission(x, y) = p(y | x), row-stochastic.
+  [[nodiscard]] const Eigen::MatrixXd& emission() const noexcept { return emission_; }
+  /// μ: the stationary distribution of the chain.
+  [[nodiscard]] const Eigen::VectorXd& stationary() const noexcept { return stationary_; }
+  /// The weights of the value error over x_t: μ on the non-terminal states, renormalised (= μ for
+  /// a continuing model).
+  [[nodiscard]] const Eigen::VectorXd& weights() const noexcept { return weights_; }
+  /// v(x) = r̄(x) + γ Σ_{x' non-terminal} p(x' | x) v(x').
+  [[nodiscard]] const Eigen::VectorXd& values() const noexcept { return values_; }
+  /// r̄(x) = E[r_{t+1} | x_t = x] (0 in a terminal state).
+  [[nodiscard]] const Eigen::VectorXd& rewards() const noexcept { return rewards_; }
+  /// Σ_{x' non-terminal} p(x' | x): the probability of bootstrapping from the next step.
+  [[nodiscard]] const Eigen::VectorXd& continuation() const noexcept { return continuation_; }
+  [[nodiscard]] const std::vector<bool>& terminal() const noexcept { return terminal_; }
+  [[nodiscard]] double gamma() const noexcept { return gamma_; }
+  [[nodiscard]] bool episodic() const noexcept { return episodic_; }
+  [[nodiscard]] std::size_t num_states() const noexcept { return static_cast<std::size_t>(transition_.rows()); }
+  [[nodiscard]] std::size_t num_observations() const noexcept { return static_cast<std::size_t>(emission_.cols()); }
+  /// The fill-reducing ordering of I - sP, shared by the solves of the trace moments.
+  [[nodiscard]] const detail::Ordering& ordering() const noexcept { return ordering_; }
+
+ private:
+  double gamma_;
+  bool episodic_ = false;
+  SparseMatrix transition_, bootstrap_;
+  Eigen::MatrixXd emission_;
+  Eigen::VectorXd initial_, rewards_, stationary_, weights_, values_, continuation_;
+  std::vector<bool> terminal_;
+  detail::Ordering ordering_;
+};
+
+/// The true state values of a finite model with discount γ: the solution of the Bellman equation
+/// v = r̄ + γ P v (eq. of §3; no bootstrapping past a terminal state), by a sparse LU solve.
+template <class E>
+requires FiniteModel<E>
+[[nodiscard]] Eigen::VectorXd state_values(const E& env, double gamma) {
+  detail::check_gamma("state_values", gamma);
+  const auto& model = env.model();
+  SparseMatrix p = detail::to_sparse(model.transition());
+  Eigen::VectorXd r = model.expected_rewards();
+  if constexpr (requires { model.terminal(); }) {
+    const auto& terminal = model.terminal();
+    for (Eigen::Index x = 0; x < p.rows(); ++x) {
+      if (!terminal[static_cast<std::size_t>(x)]) continue;
+      r[x] = 0.0;
+      for (SparseMatrix::InnerIterator it(p, x); it; ++it) it.valueRef() = 0.0;
+    }
+    for (Eigen::Index x = 0; x < p.rows(); ++x)
+      for (SparseMatrix::InnerIterator it(p, x); it; ++it)
+        if (terminal[static_cast<std::size_t>(it.col())]) it.valueRef() = 0.0;
+  }
+  detail::SparseSolver solver;
+  detail::factorize(solver, detail::identity_minus(p, gamma), "state_values", "I - gamma P");
+  return solver.solve(r);
+}
+
+}  // namespace memtrace

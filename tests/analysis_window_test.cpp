@@ -1,0 +1,271 @@
+// Tests of analysis/window_value_error.hpp and analysis/belief.hpp: the depth-first window moments
+// against a direct forward pass per window, the optimal table against the belief filter and against
+// Monte Carlo with a Window memory (within 4 batch-means standard errors), the orderings of the
+// optimal value errors, the T-maze of thm:tmaze, and bad input.
+#include <Eigen/Dense>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memtrace/memtrace.hpp>
+#include <vector>
+
+using namespace memtrace;
+
+namespace {
+
+NoisyRandomWalk walk_of(std::size_t num_states, std::size_t max_step, std::size_t num_observations) {
+  NoisyRandomWalkParameters parameters;
+  parameters.num_states = num_states;
+  parameters.max_step = max_step;
+  parameters.num_observations = num_observations;
+  return NoisyRandomWalk(parameters);
+}
+
+/// p(w), Σ p(x, w) v(x), Σ p(x, w) v(x)² for one chronological window, by the forward algorithm.
+Eigen::Vector3d forward_sums(const StationaryProcess& process, const std::vector<Observation>& window) {
+  const Eigen::MatrixXd p = process.transition();
+  Eigen::VectorXd f = process.stationary();
+  for (std::size_t j = 0; j < window.size(); ++j) {
+    if (j > 0) f = p.transpose() * f;
+    f = f.cwiseProduct(process.emission().col(static_cast<Eigen::Index>(window[j])));
+  }
+  const Eigen::VectorXd& v = process.values();
+  return {f.sum(), f.dot(v), f.dot(v.cwiseAbs2())};
+}
+
+}  // namespace
+
+TEST_CASE("Window moments by the depth-first pass equal a forward pass per window", "[window_ve]") {
+  const TwoStateHmm two(0.3, 0.2, {-1.0, 1.0});
+  const StationaryProcess processes[] = {StationaryProcess(two, 0.5), StationaryProcess(walk_of(15, 2, 3), 0.9)};
+  for (const auto& process : processes) {
+    for (std::size_t m = 1; m <= 4; ++m) {
+      const WindowMoments moments = window_moments(process, m);
+      const Window<> layout(m, process.num_observations());
+      REQUIRE(static_cast<std::size_t>(moments.probability.size()) == layout.dim());
+      CHECK(moments.probability.sum() == Approx(1.0).epsilon(1e-14));
+      const Eigen::VectorXd table = optimal_window_table(moments);
+      double worst = 0.0, worst_belief = 0.0;
+      for (std::size_t index = 0; index < layout.dim(); ++index) {
+        const auto window = layout.window_of(index);
+        REQUIRE(layout.index_of(window) == index);
+        const Eigen::Vector3d direct = forward_sums(process, window);
+        const auto i = static_cast<Eigen::Index>(index);
+        worst =
+            std::max({worst, std::abs(direct[0] - moments.probability[i]), std::abs(direct[1] - moments.value_sum[i]),
+                      std::abs(direct[2] - moments.value_square_sum[i])});
+        // The optimal table is the belief-weighted value, and the residual p Var(v | w).
+        worst_belief = std::max(worst_belief, std::abs(belief_value(process, window) - table[i]));
+        const double variance = direct[2] / direct[0] - (direct[1] / direct[0]) * (direct[1] / direct[0]);
+        CHECK(moments.residual[i] == Approx(direct[0] * variance).margin(1e-14));
+      }
+      INFO("|X| = " << process.num_states() << ", m = " << m);
+      CHECK(worst < 1e-15);
+      CHECK(worst_belief < 1e-13);
+    }
+  }
+}
+
+TEST_CASE("The optimal window value error equals Monte Carlo with a Window memory", "[window_ve][monte_carlo]") {
+  // 50 batches of >= 4000 steps each, far beyond the correlation time of either chain.
+  const auto check = [](auto env, double gamma, std::size_t steps, std::uint64_t seed) {
+    const StationaryProcess process(env, gamma);
+    for (std::size_t m = 1; m <= 3; ++m) {
+      const WindowMoments moments = window_moments(process, m);
+      const Eigen::VectorXd table = optimal_window_table(moments);
+      const double exact = window_value_error(moments, table);
+      CHECK(exact == Approx(optimal_window_value_error(moments)).epsilon(1e-12));
+      Window<> window(m, env.num_observations());
+      Xoshiro256StarStar gen(seed + m);
+      const MonteCarloEstimate mc = monte_carlo_value_error(
+          env, window, [&](const OneHot& phi) { return table[static_cast<Eigen::Index>(phi.index)]; }, process, gen,
+          MonteCarloRun{.steps = steps, .burn_in = 5000, .batches = 50});
+      INFO("|X| = " << env.num_states() << ", m = " << m << ": exact " << exact << ", MC " << mc.mean << " +- "
+                    << mc.standard_error);
+      CHECK(mc.covers(exact, 4.0));
+      CHECK(mc.standard_error < 0.05 * exact);
+    }
+  };
+  check(TwoStateHmm(0.3, 0.2, {-1.0, 1.0}), 0.5, 200000, 10);
+  check(NoisyRandomWalk(), 0.9, 200000, 20);
+}
+
+TEST_CASE("Optimal value errors: trace at lambda 0 = window at m 1 = concat at m 1; windows improve with m",
+          "[window_ve][concat_ve]") {
+  const StationaryProcess process(walk_of(201, 20, 11), 0.99);
+  const double trace0 = optimal_trace_value_error(process, 0.0);
+  double previous = 0.0;
+  for (std::size_t m = 1; m <= 4; ++m) {
+    const double window = optimal_window_value_error(window_moments(process, m));
+    const double concat = optimal_concat_value_error(process, m);
+    INFO("m = " << m << ": window " << window << ", concat " << concat);
+    if (m == 1) {
+      CHECK(window == Approx(trace0).epsilon(1e-12));
+      CHECK(concat == Approx(trace0).epsilon(1e-12));
+    } else {
+      CHECK(window <= previous);
+      CHECK(window < previous);  // strictly, on this walk
+    }
+    CHECK(window <= concat * (1 + 1e-12));
+    previous = window;
+  }
+  // The same on the two-state HMM, where windows keep improving up to numerical equality.
+  const StationaryProcess two(TwoStateHmm(0.1, 0.25), 0.9);
+  previous = optimal_trace_value_error(two, 0.0);
+  for (std::size_t m = 1; m <= 8; ++m) {
+    const double window = optimal_window_value_error(window_moments(two, m));
+    CHECK(window <= previous * (1 + 1e-12));
+    CHECK(window <= optimal_concat_value_error(two, m) * (1 + 1e-12));
+    previous = window;
+  }
+}
+
+TEST_CASE("T-maze under always up: a window of length k has VE 0, a shorter one does not", "[window_ve][tmaze]") {
+  for (const std::size_t k : {2, 3, 5}) {
+    const StationaryProcess process(TMazeAlwaysUp(k), 0.9);
+    for (std::size_t m = 1; m <= k + 1; ++m) {
+      const double value_error = optimal_window_value_error(window_moments(process, m));
+      INFO("k = " << k << ", m = " << m << ": VE " << value_error);
+      if (m >= k) {
+        CHECK(value_error < 1e-15);
+      } else {
+        // The junction (weight 1 of the k non-terminal steps) has value ±1 and the window cannot
+        // tell which: VE = 1/k exactly.
+        CHECK(value_error == Approx(1.0 / static_cast<double>(k)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("Episodic models: trace, window and concat value errors equal Monte Carlo on the T-maze",
+          "[window_ve][trace_ve][concat_ve][tmaze][monte_carlo]") {
+  // The simulation resets the environment but not the memory at an episode end and skips terminal
+  // steps, as the analysis does; 4 batch-means standard errors as elsewhere.
+  const std::size_t k = 3;
+  TMazeAlwaysUp env(k);
+  const StationaryProcess process(env, 0.9);
+  const MonteCarloRun run{.steps = 200000, .burn_in = 1000, .batches = 50};
+  const auto check = [](const char* what, double exact, const MonteCarloEstimate& mc) {
+    INFO(what << ": exact " << exact << ", MC " << mc.mean << " +- " << mc.standard_error);
+    CHECK(mc.covers(exact, 4.0));
+    CHECK(mc.standard_error < 0.05 * exact);
+  };
+  {
+    const TraceMoments moments = trace_moments(process, 0.5);
+    const Eigen::VectorXd w = optimal_linear_weights(moments);
+    MemoryTrace<> trace(0.5, env.num_observations());
+    Xoshiro256StarStar gen(70);
+    check("trace", linear_value_error(moments, w),
+          monte_carlo_value_error(
+              env, trace, [&](const Eigen::VectorXd& z) { return w.dot(z); }, process, gen, run));
+  }
+  {
+    const WindowMoments moments = window_moments(process, 2);
+    const Eigen::VectorXd table = optimal_window_table(moments);
+    Window<> window(2, env.num_observations());
+    Xoshiro256StarStar gen(71);
+    check("window", optimal_window_value_error(moments),
+          monte_carlo_value_error(
+              env, window, [&](const OneHot& phi) { return table[static_cast<Eigen::Index>(phi.index)]; }, process, gen,
+              run));
+  }
+  {
+    const LinearMoments moments = concat_moments(process, 2);
+    const Eigen::VectorXd w = optimal_linear_weights(moments);
+    ConcatWindow<> window(2, env.num_observations());
+    Xoshiro256StarStar gen(72);
+    check("concat", linear_value_error(moments, w),
+          monte_carlo_value_error(
+              env, window, [&](const MultiHot<>& phi) { return dot(w, phi); }, process, gen, run));
+  }
+}
+
+TEST_CASE("The belief filter", "[belief]") {
+  const NoisyRandomWalk env = walk_of(101, 10, 5);
+  const StationaryProcess process(env, 0.9);
+  NoisyRandomWalk sim = env;
+  Xoshiro256StarStar gen(7);
+  std::vector<Observation> history{sim.reset(gen)};
+  for (int t = 0; t < 30; ++t) history.push_back(sim.step(gen).observation);
+  BeliefFilter filter(process);
+  static_assert(Memory<BeliefFilter>);
+  filter.reset(history[0]);
+  for (std::size_t t = 1; t < history.size(); ++t) filter.update(history[t]);
+  const Eigen::VectorXd b = belief(process, history);
+  CHECK(b.sum() == Approx(1.0).epsilon(1e-14));
+  CHECK((filter.features() - b).cwiseAbs().maxCoeff() < 1e-14);
+  CHECK(filter.value() == Approx(b.dot(process.values())).epsilon(1e-12));
+  // A prior concentrated on the true start state gives a different, equally valid belief.
+  Eigen::VectorXd prior = Eigen::VectorXd::Zero(101);
+  prior[50] = 1.0;
+  CHECK(belief(process, std::vector<Observation>{history[0]}, prior) == prior);
+
+  CHECK_THROWS_WITH(belief(process, std::vector<Observation>{}), "belief: window must hold at least one observation");
+  CHECK_THROWS_WITH(belief(process, std::vector<Observation>{5}), "belief: observation must be in [0, 5), got 5");
+  CHECK_THROWS_WITH(belief(process, history, Eigen::VectorXd::Ones(3)),
+                    "belief: prior must have |X| = 101 entries, got 3");
+  const StationaryProcess tmaze(TMazeAlwaysUp(3), 0.9);
+  CHECK_THROWS_WITH(belief(tmaze, std::vector<Observation>{tmaze::a, tmaze::a}),
+                    "belief: observation 0 has probability 0 given the observations before it");
+}
+
+TEST_CASE("The window TD fixed point", "[window_ve][td]") {
+  // m = 1: the table is a linear function of e_{y_t}, the trace with λ = 0.
+  const StationaryProcess walk(walk_of(201, 20, 11), 0.9);
+  const Eigen::VectorXd one = window_td_fixed_point(walk, 1);
+  CHECK((one - trace_td_fixed_point(walk, 0.0)).cwiseAbs().maxCoeff() < 1e-12);
+  // m = 2, 3: it solves its equations, which are sums over windows of length m + 1.
+  for (std::size_t m = 2; m <= 3; ++m) {
+    const Eigen::VectorXd theta = window_td_fixed_point(walk, m);
+    const WindowMoments moments = window_moments(walk, m);
+    const WindowMoments longer = window_moments(walk, m + 1);  // p(w_t, y_{t+1}): index y_{t+1} + |Y| w_t
+    const auto size = moments.probability.size();
+    Eigen::VectorXd residual = moments.probability.cwiseProduct(theta);
+    for (Eigen::Index w = 0; w < size; ++w)
+      for (Eigen::Index y = 0; y < 11; ++y)
+        residual[w] -= 0.9 * longer.probability[y + 11 * w] * theta[(w % (size / 11)) * 11 + y];
+    // E[1{w_t = w} r_{t+1}] by brute force is not in the moments; compare the residual's
+    // consistency instead: Σ_w residual = E[r] (the TD equations summed), and TD is worse than optimal.
+    const double mean_reward = walk.weights().dot(walk.rewards());
+    CHECK(residual.sum() == Approx(mean_reward).margin(1e-12));
+    CHECK(window_value_error(moments, theta) >= optimal_window_value_error(moments));
+  }
+  // Against long-run TD with a Window memory on the two-state HMM (as for traces: batch means,
+  // 4 standard errors plus the O(α) bias allowance 5 α max|r| / (1 - γ)).
+  TwoStateHmm env(0.3, 0.2, {-1.0, 1.0});
+  const double gamma = 0.5, alpha = 0.005;
+  const std::size_t steps = 400000;
+  const StationaryProcess process(env, gamma);
+  const Eigen::VectorXd fixed_point = window_td_fixed_point(process, 2);
+  Window<> window(2, 2);
+  LinearTd td(window.dim(), alpha);
+  std::vector<std::size_t> record;
+  for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
+  std::vector<BatchMeans> batches(4, BatchMeans(record.size(), 20));
+  Xoshiro256StarStar gen(60);
+  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd& l) {
+    for (std::size_t w = 0; w < 4; ++w) batches[w].add(l.weights()[static_cast<Eigen::Index>(w)]);
+  });
+  for (std::size_t w = 0; w < 4; ++w) {
+    const MonteCarloEstimate e = batches[w].estimate();
+    INFO("window " << w << ": fixed point " << fixed_point[static_cast<Eigen::Index>(w)] << ", TD " << e.mean << " +- "
+                   << e.standard_error);
+    CHECK(std::abs(e.mean - fixed_point[static_cast<Eigen::Index>(w)]) <=
+          4.0 * e.standard_error + 5.0 * alpha / (1.0 - gamma));
+  }
+}
+
+TEST_CASE("Window analysis refuses bad input with a clear message", "[window_ve]") {
+  const StationaryProcess process(TwoStateHmm(0.3, 0.2), 0.5);
+  CHECK_THROWS_WITH(window_moments(process, 0), "window_moments: m must be at least 1, got 0");
+  CHECK_THROWS_WITH(
+      window_moments(process, 30, 1000),
+      Catch::StartsWith("window_moments: a table of |Y|^m windows with |Y| = 2 and m = 30 has 1073741824 entries"));
+  CHECK_THROWS_WITH(window_moments(process, 70), Catch::Contains("overflows std::size_t"));
+  CHECK_THROWS_WITH(window_td_fixed_point(process, 0), "window_td_fixed_point: m must be at least 1, got 0");
+  CHECK_THROWS_WITH(window_moments(TwoStateHmm(0.3, 0.2), 3, 1.5),
+                    "StationaryProcess: gamma must be in [0, 1), got 1.5");
+  const WindowMoments moments = window_moments(process, 2);
+  CHECK_THROWS_WITH(window_value_error(moments, Eigen::VectorXd::Zero(3)),
+                    "window_value_error: table must have |Y|^m = 4 entries, got 3");
+  CHECK(window_value_error(moments, Eigen::VectorXd::Zero(4)) > optimal_window_value_error(moments));
+}
