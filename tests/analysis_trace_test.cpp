@@ -14,7 +14,7 @@ using namespace memtrace;
 namespace {
 
 /// The trace moments by iterating their fixed-point equations (contractions by λ and λ²) until
-/// λ^iterations is below rounding: the test-local reference of learn_td_test, for dense models.
+/// λ^iterations is below rounding: an independent reference (a fixed-point iteration), for dense models.
 struct ReferenceMoments {
   Eigen::MatrixXd zz, zz_next, mean;
   Eigen::VectorXd zr;

@@ -26,36 +26,17 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+#include "temp_dir.hpp"
 
 using namespace memtrace;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("memtrace_sweep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
+/// A scratch directory for this test program.
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("memtrace_sweep_test") {}
 };
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::slurp;
 
 /// Options without a progress line. (Designated initializers would do, but GCC's -Wextra warns
 /// about the members they leave out.)
