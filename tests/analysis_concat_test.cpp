@@ -11,14 +11,6 @@ using namespace memtrace;
 
 namespace {
 
-NoisyRandomWalk walk_of(std::size_t num_states, std::size_t max_step, std::size_t num_observations) {
-  NoisyRandomWalkParameters parameters;
-  parameters.num_states = num_states;
-  parameters.max_step = max_step;
-  parameters.num_observations = num_observations;
-  return NoisyRandomWalk(parameters);
-}
-
 /// The ConcatWindow features of the window with Window index `index` (newest observation = lowest
 /// digit), restricted to the newest `blocks` observations, starting at lag `first`.
 Eigen::VectorXd concat_features(std::size_t index, std::size_t ny, std::size_t first, std::size_t blocks) {
@@ -31,7 +23,7 @@ Eigen::VectorXd concat_features(std::size_t index, std::size_t ny, std::size_t f
 }  // namespace
 
 TEST_CASE("Concat moments equal sums over the exact window table", "[concat_ve]") {
-  const StationaryProcess process(walk_of(31, 3, 4), 0.9);
+  const StationaryProcess process(NoisyRandomWalk({.num_states = 31, .max_step = 3, .num_observations = 4}), 0.9);
   const std::size_t ny = process.num_observations();
   for (std::size_t m = 1; m <= 3; ++m) {
     const LinearMoments moments = concat_moments(process, m);

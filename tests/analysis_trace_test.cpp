@@ -60,23 +60,13 @@ ReferenceMoments reference_moments(const FiniteHmm& hmm, double lambda, int iter
   return out;
 }
 
-/// A smaller noisy random walk (the tests run in Debug builds, where a sparse LU of the paper's
-/// 1001-state walk takes a second).
-NoisyRandomWalk walk_of(std::size_t num_states, std::size_t max_step, std::size_t num_observations) {
-  NoisyRandomWalkParameters parameters;
-  parameters.num_states = num_states;
-  parameters.max_step = max_step;
-  parameters.num_observations = num_observations;
-  return NoisyRandomWalk(parameters);
-}
-
 double max_abs(const Eigen::MatrixXd& m) { return m.cwiseAbs().maxCoeff(); }
 
 }  // namespace
 
 TEST_CASE("Trace moments in closed form equal the fixed-point iteration, up to lambda = 0.99", "[trace_ve]") {
   const FiniteHmm two = TwoStateHmm(0.3, 0.2, {-1.0, 1.0}).model();
-  const FiniteHmm walk = walk_of(15, 2, 3).model();
+  const FiniteHmm walk = NoisyRandomWalk({.num_states = 15, .max_step = 2, .num_observations = 3}).model();
   for (const FiniteHmm* model : {&two, &walk}) {
     const StationaryProcess process(*model, 0.9);
     for (const double lambda : {0.0, 0.5, 0.9, 0.99}) {
@@ -99,7 +89,7 @@ TEST_CASE("Trace moments in closed form equal the fixed-point iteration, up to l
 }
 
 TEST_CASE("The optimal trace weights: VE >= 0, zero gradient, and no better weights nearby", "[trace_ve]") {
-  const StationaryProcess process(walk_of(201, 20, 11), 0.99);
+  const StationaryProcess process(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.99);
   for (const double lambda : {0.0, 0.5, 0.9, 0.99}) {
     const TraceMoments moments = trace_moments(process, lambda);
     const Eigen::VectorXd w = optimal_linear_weights(moments);
@@ -153,7 +143,7 @@ TEST_CASE("The trace value error equals Monte Carlo within 4 standard errors", "
     }
   };
   check(TwoStateHmm(0.3, 0.2, {-1.0, 1.0}), 0.5, 200000, 1, {0.0, 0.5, 0.9});
-  check(walk_of(201, 20, 11), 0.9, 200000, 2, {0.0, 0.5, 0.9});
+  check(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.9, 200000, 2, {0.0, 0.5, 0.9});
   check(NoisyRandomWalk(), 0.9, 200000, 3, {0.9});  // the paper's walk: one λ, as a sparse LU takes ~1 s in Debug
 }
 

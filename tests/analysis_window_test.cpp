@@ -12,14 +12,6 @@ using namespace memtrace;
 
 namespace {
 
-NoisyRandomWalk walk_of(std::size_t num_states, std::size_t max_step, std::size_t num_observations) {
-  NoisyRandomWalkParameters parameters;
-  parameters.num_states = num_states;
-  parameters.max_step = max_step;
-  parameters.num_observations = num_observations;
-  return NoisyRandomWalk(parameters);
-}
-
 /// p(w), Σ p(x, w) v(x), Σ p(x, w) v(x)² for one chronological window, by the forward algorithm.
 Eigen::Vector3d forward_sums(const StationaryProcess& process, const std::vector<Observation>& window) {
   const Eigen::MatrixXd p = process.transition();
@@ -36,7 +28,9 @@ Eigen::Vector3d forward_sums(const StationaryProcess& process, const std::vector
 
 TEST_CASE("Window moments by the depth-first pass equal a forward pass per window", "[window_ve]") {
   const TwoStateHmm two(0.3, 0.2, {-1.0, 1.0});
-  const StationaryProcess processes[] = {StationaryProcess(two, 0.5), StationaryProcess(walk_of(15, 2, 3), 0.9)};
+  const StationaryProcess processes[] = {
+      StationaryProcess(two, 0.5),
+      StationaryProcess(NoisyRandomWalk({.num_states = 15, .max_step = 2, .num_observations = 3}), 0.9)};
   for (const auto& process : processes) {
     for (std::size_t m = 1; m <= 4; ++m) {
       const WindowMoments moments = window_moments(process, m);
@@ -91,7 +85,7 @@ TEST_CASE("The optimal window value error equals Monte Carlo with a Window memor
 
 TEST_CASE("Optimal value errors: trace at lambda 0 = window at m 1 = concat at m 1; windows improve with m",
           "[window_ve][concat_ve]") {
-  const StationaryProcess process(walk_of(201, 20, 11), 0.99);
+  const StationaryProcess process(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.99);
   const double trace0 = optimal_trace_value_error(process, 0.0);
   double previous = 0.0;
   for (std::size_t m = 1; m <= 4; ++m) {
@@ -180,7 +174,7 @@ TEST_CASE("Episodic models: trace, window and concat value errors equal Monte Ca
 }
 
 TEST_CASE("The belief filter", "[belief]") {
-  const NoisyRandomWalk env = walk_of(101, 10, 5);
+  const NoisyRandomWalk env = NoisyRandomWalk({.num_states = 101, .max_step = 10, .num_observations = 5});
   const StationaryProcess process(env, 0.9);
   NoisyRandomWalk sim = env;
   Xoshiro256StarStar gen(7);
@@ -210,7 +204,7 @@ TEST_CASE("The belief filter", "[belief]") {
 
 TEST_CASE("The window TD fixed point", "[window_ve][td]") {
   // m = 1: the table is a linear function of e_{y_t}, the trace with λ = 0.
-  const StationaryProcess walk(walk_of(201, 20, 11), 0.9);
+  const StationaryProcess walk(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.9);
   const Eigen::VectorXd one = window_td_fixed_point(walk, 1);
   CHECK((one - trace_td_fixed_point(walk, 0.0)).cwiseAbs().maxCoeff() < 1e-12);
   // m = 2, 3: it solves its equations, which are sums over windows of length m + 1.
