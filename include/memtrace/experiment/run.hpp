@@ -102,6 +102,75 @@ void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std:
   advance(run.steps);
 }
 
+/// Several learners on one stream of experience: one environment and one memory, and every learner
+/// learns from the same transitions of feature vectors (a sweep over step sizes, say). Learners draw
+/// no random numbers, so each ends exactly as run_td with the same environment, memory and
+/// generator state would leave it, at the cost of one environment step and one memory update per
+/// step for all of them. on_record(step, std::span<const L>) is called after the steps in record_at.
+/// Pass the learners as a span: run_td_shared(env, memory, std::span(learners), gen, run).
+template <class Env, Memory M, ValueLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
+          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G>
+void run_td_shared(Env& env, M& memory, std::span<L> learners, G& gen, const TdRun& run,
+                   std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
+  detail::check_run(run, record_at);
+  memory.reset(env.reset(gen));
+  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();
+  std::size_t t = 0;
+  const auto advance = [&](std::size_t until) {
+    for (; t < until; ++t) {
+      const Transition transition = env.step(gen);
+      memory.update(transition.observation);
+      const double discount = transition.terminated ? 0.0 : run.discount;
+      const auto& phi_next = memory.features();
+      for (L& learner : learners) learner.update(phi, transition.reward, discount, phi_next);
+      if (transition.terminated || transition.truncated) [[unlikely]] {
+        for (L& learner : learners) learner.end_episode();
+        memory.reset(env.reset(gen));
+      }
+      phi = memory.features();
+    }
+  };
+  for (const std::size_t step : record_at) {
+    advance(step);
+    on_record(step, std::span<const L>(learners));
+  }
+  advance(run.steps);
+}
+
+/// The same for learners that hold their own memory (MemoryLearner, e.g. TraceTd with several λ):
+/// every learner absorbs the same observations and rewards.
+template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G>
+void run_td_shared(Env& env, std::span<L> learners, G& gen, const TdRun& run,
+                   std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
+  detail::check_run(run, record_at);
+  {
+    const Observation y0 = env.reset(gen);
+    for (L& learner : learners) learner.reset(y0);
+  }
+  std::size_t t = 0;
+  const auto advance = [&](std::size_t until) {
+    for (; t < until; ++t) {
+      const Transition transition = env.step(gen);
+      const double discount = transition.terminated ? 0.0 : run.discount;
+      for (L& learner : learners) learner.learn(transition.observation, transition.reward, discount);
+      if (transition.terminated || transition.truncated) [[unlikely]] {
+        const Observation y0 = env.reset(gen);
+        for (L& learner : learners) {
+          learner.end_episode();
+          learner.reset(y0);
+        }
+      }
+    }
+  };
+  for (const std::size_t step : record_at) {
+    advance(step);
+    on_record(step, std::span<const L>(learners));
+  }
+  advance(run.steps);
+}
+
 /// K independent runs in lockstep, each with its own environment, learner and generator: step t of
 /// every run, then step t + 1 of every run. The results are exactly those of K separate run_td
 /// calls; the point is speed: one TD step is a serial chain of dependent floating-point operations,

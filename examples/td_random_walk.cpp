@@ -1,0 +1,557 @@
+// The paper's TD random-walk experiment (§6, Fig. 3, Appendix D), end to end: online TD(0) with
+// linear function approximation on Sutton's noisy random walk, with memory traces (one λ per
+// setting), full windows and concatenated windows, every seed, every step size; the value error
+// of every run's final weights computed exactly; the optimal and TD-fixed-point value errors of
+// every memory; CSV files and the figure. See docs/experiments.md.
+//
+//   td_random_walk                 # the paper's protocol: 100 seeds x 100,000 steps
+//   td_random_walk --quick         # a few seconds' version (run by ctest)
+//   td_random_walk --curve         # also learning curves from 10^3 to 10^6 steps
+//
+// Every setting of seed j sees the same random walk (the stream make_stream(seed, j)): learners
+// draw no random numbers, so one pass over the walk serves all step sizes of a memory, and all λ
+// of the traces. The results do not depend on the thread count or on which settings are asked for.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <limits>
+#include <map>
+#include <memtrace/memtrace.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plot.hpp"
+
+namespace {
+
+using namespace memtrace;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+enum class Kind { trace, window, concat };
+
+const char* name_of(Kind kind) {
+  switch (kind) {
+    case Kind::trace:
+      return "trace";
+    case Kind::window:
+      return "window";
+    case Kind::concat:
+      return "concat";
+  }
+  return "?";
+}
+
+struct Options {
+  std::size_t seeds = 100;
+  std::size_t steps = 100'000;
+  std::size_t threads = 0;
+  std::uint64_t seed = 0;
+  double discount = 0.99;
+  std::string out = "td_random_walk_out";
+  std::vector<double> lambdas{0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
+  bool fine = false;
+  std::vector<std::size_t> windows{1, 2, 3, 4, 5};
+  std::vector<double> alphas;  // 13 log-spaced in [1e-4, 1] unless given
+  double trace_alpha = 0.02;
+  bool quick = false;
+  bool curve = false;
+  std::size_t curve_steps = 1'000'000;
+  std::vector<double> curve_lambdas{0.9};
+  bool plot = true;
+};
+
+/// n log-spaced values from lo to hi (both included).
+std::vector<double> log_spaced(double lo, double hi, std::size_t n) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = n == 1 ? lo : lo * std::pow(hi / lo, static_cast<double>(i) / static_cast<double>(n - 1));
+  v.back() = hi;
+  return v;
+}
+
+template <class T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+/// One memory: a trace with its λ, or a window kind with its length m.
+struct MemorySpec {
+  Kind kind;
+  double lambda = 0.0;  // traces
+  std::size_t m = 0;    // windows
+
+  [[nodiscard]] std::string param() const { return kind == Kind::trace ? csv_field(lambda) : csv_field(m); }
+};
+
+/// Learners that share one pass over a seed's walk: one window memory with several step sizes, or
+/// traces with several λ (each TraceTd holds its own trace).
+struct Group {
+  Kind kind;
+  std::size_t m = 0;  // windows
+  std::vector<std::size_t> memories;  // index into the memory list, one per learner
+  std::vector<double> alphas;         // one per learner
+};
+
+/// What the exact analysis knows about one memory.
+struct Exact {
+  LinearMoments linear;  // traces and concat windows
+  WindowMoments window;  // full windows
+  double ve_optimal = 0.0;
+  double ve_td_fixed_point = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed
+};
+
+constexpr std::size_t max_fixed_point_table = std::size_t{1} << 21;  // windows of m <= 6 for |Y| = 11
+
+Exact analyse(const StationaryProcess& process, const MemorySpec& spec) {
+  Exact e;
+  switch (spec.kind) {
+    case Kind::trace:
+    case Kind::concat: {
+      e.linear = spec.kind == Kind::trace ? trace_moments(process, spec.lambda) : concat_moments(process, spec.m);
+      e.ve_optimal = linear_value_error(e.linear, optimal_linear_weights(e.linear));
+      e.ve_td_fixed_point = linear_value_error(e.linear, linear_td_fixed_point(e.linear, process.gamma()));
+      break;
+    }
+    case Kind::window: {
+      e.window = window_moments(process, spec.m);
+      e.ve_optimal = optimal_window_value_error(e.window);
+      if (static_cast<std::size_t>(e.window.probability.size()) <= max_fixed_point_table)
+        e.ve_td_fixed_point = window_value_error(e.window, window_td_fixed_point(process, spec.m));
+      break;
+    }
+  }
+  return e;
+}
+
+/// VE of final weights; a run whose weights diverged has VE +inf.
+double value_error(const Exact& e, Kind kind, const Eigen::VectorXd& w) {
+  const double ve = !w.allFinite()              ? std::numeric_limits<double>::infinity()
+                   : kind == Kind::window ? window_value_error(e.window, w)
+                                          : linear_value_error(e.linear, w);
+  return std::isfinite(ve) ? ve : std::numeric_limits<double>::infinity();  // huge weights: inf - inf
+}
+
+/// One seed of one group: runs every learner of the group on the walk of that seed and returns the
+/// VE of each learner's weights after each step count in record_at (learner-major).
+std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& memories, const NoisyRandomWalk& walk,
+                              std::size_t seed, const Options& o, std::span<const std::size_t> record_at,
+                              const std::vector<std::shared_future<Exact>>& exact) {
+  NoisyRandomWalk env = walk;
+  auto gen = make_stream(o.seed, seed);
+  const TdRun run{.steps = record_at.back(), .discount = o.discount};
+  const std::size_t k = g.alphas.size();
+  std::vector<double> ve(k * record_at.size());
+  std::size_t column = 0;
+  const auto record = [&](std::size_t, auto learners) {
+    for (std::size_t i = 0; i < k; ++i)
+      ve[i * record_at.size() + column] = value_error(exact[g.memories[i]].get(), g.kind, learners[i].weights());
+    ++column;
+  };
+  const std::size_t y = walk.num_observations();
+  if (g.kind == Kind::trace) {
+    std::vector<TraceTd<>> learners;
+    for (std::size_t i = 0; i < k; ++i) learners.emplace_back(memories[g.memories[i]].lambda, y, g.alphas[i]);
+    run_td_shared(env, std::span(learners), gen, run, record_at, record);
+  } else if (g.kind == Kind::window) {
+    Window<> memory(g.m, y);
+    std::vector<LinearTd> learners;
+    for (double a : g.alphas) learners.emplace_back(memory.dim(), a);
+    run_td_shared(env, memory, std::span(learners), gen, run, record_at, record);
+  } else {
+    ConcatWindow<> memory(g.m, y);
+    std::vector<LinearTd> learners;
+    for (double a : g.alphas) learners.emplace_back(memory.dim(), a);
+    run_td_shared(env, memory, std::span(learners), gen, run, record_at, record);
+  }
+  return ve;
+}
+
+/// The settings an experiment's runs depend on besides their keys; a results folder holds runs of
+/// one experiment only.
+std::string experiment_description(const Options& o, const NoisyRandomWalk& walk) {
+  std::ostringstream s;
+  s << "experiment=td_random_walk\n"
+    << "environment=NoisyRandomWalk(states=" << walk.num_states() << ",max_step=" << walk.parameters().max_step
+    << ",allow_stay=" << walk.parameters().allow_stay << ",observations=" << walk.num_observations()
+    << ",noise=" << csv_field(walk.noise()) << ",start=" << walk.start()
+    << ",rewards=" << csv_field(walk.parameters().left_reward) << "/" << csv_field(walk.parameters().right_reward)
+    << ")\n"
+    << "steps=" << o.steps << "\n"
+    << "discount=" << csv_field(o.discount) << "\n"
+    << "seed=" << o.seed << "\n"
+    << "trace_init=first_observation\nwindow_padding=repeat_first\n";
+  return s.str();
+}
+
+void check_experiment_file(const fs::path& path, const std::string& description) {
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    std::stringstream existing;
+    existing << in.rdbuf();
+    if (existing.str() != description)
+      throw std::runtime_error(path.string() + " describes a different experiment:\n" + existing.str() +
+                               "this run is:\n" + description + "use another --out or remove that folder");
+    return;
+  }
+  std::ofstream out(path);
+  out << description;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+/// Writes `text` to path through a temporary file and a rename, so a reader never sees half of it.
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+std::string fmt(double x, const char* f = "%.4g") {
+  if (std::isnan(x)) return "";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, f, x);
+  return buffer;
+}
+
+/// A summary row's statistics; diverged runs make the mean and interval infinite.
+Summary summary_of(const std::vector<double>& ve) {
+  for (double x : ve) {
+    if (!std::isfinite(x)) {
+      Summary s;
+      s.n = ve.size();
+      s.mean = s.sd = s.ci_low = s.ci_high = std::numeric_limits<double>::infinity();
+      return s;
+    }
+  }
+  return summarize(ve);
+}
+
+std::vector<std::string> summary_fields(const MemorySpec& spec, double alpha, std::size_t seeds, std::size_t steps,
+                                        const Summary& s, const Exact& e) {
+  return csv_row(name_of(spec.kind), spec.param(), alpha, seeds, steps, s.mean, s.ci_low, s.ci_high, e.ve_optimal,
+                 std::isnan(e.ve_td_fixed_point) ? std::string() : csv_field(e.ve_td_fixed_point));
+}
+
+std::string join(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += fields[i];
+  }
+  line += '\n';
+  return line;
+}
+
+/// An experiment: memories, the groups of learners that share a pass, and the exact analysis of
+/// every memory (filled by the first tasks of a sweep; runs wait for their own memories only).
+struct Plan {
+  std::vector<MemorySpec> memories;
+  std::vector<Group> groups;
+  std::vector<std::promise<Exact>> promises;
+  std::vector<std::shared_future<Exact>> exact;
+
+  void add(const MemorySpec& spec, std::vector<double> alphas) {
+    const std::size_t index = memories.size();
+    memories.push_back(spec);
+    if (spec.kind == Kind::trace) {  // all traces share one group
+      if (groups.empty() || groups.front().kind != Kind::trace) groups.insert(groups.begin(), Group{Kind::trace, 0, {}, {}});
+      for (double a : alphas) {
+        groups.front().memories.push_back(index);
+        groups.front().alphas.push_back(a);
+      }
+    } else {
+      groups.push_back(Group{spec.kind, spec.m, std::vector<std::size_t>(alphas.size(), index), alphas});
+    }
+  }
+  void start() {
+    promises.resize(memories.size());
+    for (auto& p : promises) exact.push_back(p.get_future().share());
+  }
+};
+
+/// The key of a run: memory, param, alpha, seed[, steps].
+std::vector<std::string> run_key(const MemorySpec& spec, double alpha, std::size_t seed, const std::size_t* steps) {
+  auto key = csv_row(name_of(spec.kind), spec.param(), alpha, seed);
+  if (steps != nullptr) key.push_back(csv_field(*steps));
+  return key;
+}
+
+/// Runs every (group, seed) of which `out` lacks a row (one pass over the walk serves all learners
+/// of the group and all record points) and appends its rows as soon as it finishes. The exact
+/// analysis of the memories runs first on the same workers.
+void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& walk, const Options& o,
+           std::span<const std::size_t> record_at, ResultsCsv& out, bool with_steps, const std::string& label) {
+  struct Unit {
+    std::size_t group, seed;
+  };
+  std::vector<Unit> todo;
+  for (std::size_t s = 0; s < o.seeds; ++s)
+    for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
+      const Group& g = plan.groups[gi];
+      bool complete = true;
+      for (std::size_t i = 0; i < g.alphas.size() && complete; ++i)
+        for (const std::size_t& step : record_at)
+          complete = complete && out.contains(run_key(plan.memories[g.memories[i]], g.alphas[i], s,
+                                                      with_steps ? &step : nullptr));
+      if (!complete) todo.push_back({gi, s});
+    }
+  const std::size_t analyses = plan.memories.size();
+  parallel_runs(
+      analyses + todo.size(),
+      [&](std::size_t i) {
+        if (i < analyses) {
+          try {
+            plan.promises[i].set_value(analyse(process, plan.memories[i]));
+          } catch (...) {
+            plan.promises[i].set_exception(std::current_exception());
+            throw;
+          }
+          return;
+        }
+        const Unit u = todo[i - analyses];
+        const Group& g = plan.groups[u.group];
+        const std::vector<double> ve = run_group(g, plan.memories, walk, u.seed, o, record_at, plan.exact);
+        for (std::size_t a = 0; a < g.alphas.size(); ++a)
+          for (std::size_t r = 0; r < record_at.size(); ++r) {
+            auto row = run_key(plan.memories[g.memories[a]], g.alphas[a], u.seed, with_steps ? &record_at[r] : nullptr);
+            if (out.contains(row)) continue;
+            row.push_back(csv_field(ve[a * record_at.size() + r]));
+            out.append(row);
+          }
+      },
+      SweepOptions{.threads = o.threads, .progress = true, .label = label});
+}
+
+/// VEs by run key without the seed, for seeds < o.seeds, from a results file.
+std::map<std::vector<std::string>, std::vector<double>> load_runs(const fs::path& path, const Options& o) {
+  std::map<std::vector<std::string>, std::vector<double>> runs;
+  const CsvTable table = read_csv(path);
+  for (const auto& row : table.rows) {
+    if (parse_field<std::size_t>(row[3]) >= o.seeds) continue;
+    std::vector<std::string> key(row.begin(), row.end() - 1);
+    key.erase(key.begin() + 3);  // the seed
+    runs[key].push_back(parse_field<double>(row.back()));
+  }
+  return runs;
+}
+
+/// 10^3, 10^3.25, ... up to max_steps, and max_steps and the runs' step count.
+std::vector<std::size_t> curve_points(std::size_t max_steps, std::size_t run_steps) {
+  std::vector<std::size_t> points;
+  for (int k = 0;; ++k) {
+    const auto step = static_cast<std::size_t>(std::llround(std::pow(10.0, 3.0 + k / 4.0)));
+    if (step > max_steps) break;
+    points.push_back(step);
+  }
+  points.push_back(max_steps);
+  points.push_back(run_steps);
+  sort_unique(points);
+  return points;
+}
+
+/// The VEs of every seed of one setting, or an error naming what is missing.
+const std::vector<double>& runs_of(const std::map<std::vector<std::string>, std::vector<double>>& runs,
+                                   std::vector<std::string> key, std::size_t seeds) {
+  const auto it = runs.find(key);
+  if (it == runs.end() || it->second.size() != seeds) {
+    std::string what;
+    for (const auto& f : key) what += f + " ";
+    throw std::logic_error("the results file lacks runs of " + what);
+  }
+  return it->second;
+}
+
+int run(const Options& o) {
+  const auto start = Clock::now();
+  const fs::path dir(o.out);
+  fs::create_directories(dir);
+  const NoisyRandomWalk walk;
+  const StationaryProcess process(walk, o.discount);
+  check_experiment_file(dir / "experiment.txt", experiment_description(o, walk));
+
+  Plan plan;
+  for (double lambda : o.lambdas) plan.add({Kind::trace, lambda, 0}, {o.trace_alpha});
+  for (Kind kind : {Kind::window, Kind::concat})
+    for (std::size_t m : o.windows) plan.add({kind, 0.0, m}, o.alphas);
+  plan.start();
+  {
+    ResultsCsv out(dir / "runs.csv", {"memory", "param", "alpha", "seed", "ve"}, 4);
+    const std::size_t steps[] = {o.steps};
+    sweep(plan, process, walk, o, steps, out, false, "runs");
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  // summary.csv (every step size), figure.csv (the best step size of each memory) and the table.
+  const auto runs = load_runs(dir / "runs.csv", o);
+  const std::string header = "memory,param,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high,ve_optimal,ve_td_fixed_point\n";
+  std::string summary = header, figure = header;
+  std::printf("%-7s %-6s %-9s %-31s %-10s %s\n", "memory", "param", "alpha", "VE of TD: mean [95% CI]", "optimal",
+              "TD fixed point");
+  struct Best {
+    MemorySpec spec;
+    double alpha, ve;
+  };
+  std::vector<Best> best;
+  for (std::size_t mi = 0; mi < plan.memories.size(); ++mi) {
+    const MemorySpec& spec = plan.memories[mi];
+    const Exact& e = plan.exact[mi].get();
+    const auto& alphas = spec.kind == Kind::trace ? std::vector<double>{o.trace_alpha} : o.alphas;
+    Summary best_summary;
+    double best_alpha = alphas.front();
+    std::vector<std::string> best_row;
+    for (double a : alphas) {
+      const Summary s = summary_of(runs_of(runs, csv_row(name_of(spec.kind), spec.param(), a), o.seeds));
+      const auto row = summary_fields(spec, a, o.seeds, o.steps, s, e);
+      summary += join(row);
+      if (best_row.empty() || s.mean < best_summary.mean) {
+        best_summary = s;
+        best_alpha = a;
+        best_row = row;
+      }
+    }
+    figure += join(best_row);
+    best.push_back({spec, best_alpha, best_summary.mean});
+    std::printf("%-7s %-6s %-9s %-31s %-10s %s\n", name_of(spec.kind), spec.param().c_str(), fmt(best_alpha).c_str(),
+                (fmt(best_summary.mean) + " [" + fmt(best_summary.ci_low) + ", " + fmt(best_summary.ci_high) + "]")
+                    .c_str(),
+                fmt(e.ve_optimal).c_str(), fmt(e.ve_td_fixed_point).c_str());
+  }
+  write_atomically(dir / "summary.csv", summary);
+  write_atomically(dir / "figure.csv", figure);
+  std::printf("(window and concat rows: the best of %zu step sizes; every step size is in summary.csv)\n",
+              o.alphas.size());
+  std::printf("%zu seeds x %zu steps: %.2f s on %zu threads, exact analysis included\n", o.seeds, o.steps, seconds,
+              detail::resolve_threads(o.threads, std::size_t{1} << 30));
+  bool plotted = true;
+  if (o.plot) {
+    const fs::path png = dir / "td_random_walk.png";
+    plotted = examples::run_gnuplot(
+        examples::plot_script("td_random_walk.gp"),
+        {{"csv", (dir / "figure.csv").string()},
+         {"out", png.string()},
+         {"subtitle", std::to_string(o.seeds) + " seeds x " + std::to_string(o.steps) + " steps, 95% confidence bands"}});
+    if (plotted) std::printf("wrote %s\n", png.c_str());
+  }
+
+  if (o.curve) {
+    // The traces at --curve-lambdas with the trace step size, and the best window and concat.
+    const auto curve_start = Clock::now();
+    Plan curves;
+    for (double lambda : o.curve_lambdas) curves.add({Kind::trace, lambda, 0}, {o.trace_alpha});
+    for (Kind kind : {Kind::window, Kind::concat}) {
+      const Best* pick = nullptr;
+      for (const Best& b : best)
+        if (b.spec.kind == kind && (pick == nullptr || b.ve < pick->ve)) pick = &b;
+      if (pick != nullptr) curves.add(pick->spec, {pick->alpha});
+    }
+    curves.start();
+    const std::vector<std::size_t> points = curve_points(o.curve_steps, o.steps);
+    {
+      ResultsCsv out(dir / "curve_runs.csv", {"memory", "param", "alpha", "seed", "steps", "ve"}, 5);
+      sweep(curves, process, walk, o, points, out, true, "curves");
+    }
+    const auto curve_runs = load_runs(dir / "curve_runs.csv", o);
+    std::string curve = header;
+    for (const Group& g : curves.groups)
+      for (std::size_t i = 0; i < g.alphas.size(); ++i) {
+        const MemorySpec& spec = curves.memories[g.memories[i]];
+        for (std::size_t step : points) {
+          const auto& ve = runs_of(curve_runs, csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), o.seeds);
+          curve += join(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
+        }
+      }
+    write_atomically(dir / "curve.csv", curve);
+    std::string settings;  // memory:param of each curve, for the plot
+    for (const MemorySpec& spec : curves.memories) settings += std::string(settings.empty() ? "" : " ") + name_of(spec.kind) + ":" + spec.param();
+    std::printf("learning curves to %zu steps: %.2f s; wrote %s\n", o.curve_steps,
+                std::chrono::duration<double>(Clock::now() - curve_start).count(), (dir / "curve.csv").c_str());
+    if (o.plot) {
+      const fs::path png = dir / "td_random_walk_curve.png";
+      const bool ok = examples::run_gnuplot(examples::plot_script("td_random_walk_curve.gp"),
+                                            {{"csv", (dir / "curve.csv").string()},
+                                             {"out", png.string()},
+                                             {"settings", settings}});
+      if (ok) std::printf("wrote %s\n", png.c_str());
+      plotted = plotted && ok;
+    }
+  }
+  return plotted ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "The paper's TD random-walk experiment (Fig. 3): TD(0) with memory traces, full windows and\n"
+      "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
+      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png."};
+  app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "TD steps per run")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "Worker threads (0: all cores)");
+  app.add_option("--seed", o.seed, "Base seed; run j of every setting uses make_stream(seed, j)");
+  app.add_option("--discount", o.discount, "Discount γ")->check(CLI::Range(0.0, 0.999999));
+  app.add_option("--out", o.out, "Output folder (re-running resumes the runs it holds)");
+  app.add_option("--lambdas", o.lambdas, "Memory-trace λ values, each in [0, 1)")
+      ->check(CLI::Range(0.0, 0.999999))
+      ->expected(0, -1);
+  app.add_flag("--fine", o.fine, "λ from 0 to 0.99 in steps of 0.01 (replaces --lambdas)");
+  app.add_option("--windows", o.windows, "Window lengths m (observations) for full and concatenated windows")
+      ->check(CLI::Range(1, 8))
+      ->expected(0, -1);
+  app.add_option("--alphas", o.alphas, "Step sizes of the windows (default: 13 log-spaced in [1e-4, 1])")
+      ->check(CLI::PositiveNumber)
+      ->expected(1, -1);
+  app.add_option("--trace-alpha", o.trace_alpha, "Step size of the traces")->check(CLI::PositiveNumber);
+  app.add_flag("--quick", o.quick,
+               "A small version in seconds: 8 seeds x 20,000 steps, λ in {0, 0.5, 0.9}, m in 1..3, 5 step sizes");
+  app.add_flag("--curve", o.curve,
+               "Also learning curves (VE after 10^3 ... --curve-steps steps) of the traces at --curve-lambdas and "
+               "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png");
+  app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves")->check(CLI::Range(1000, 100'000'000));
+  app.add_option("--curve-lambdas", o.curve_lambdas, "λ of the traces in the learning curves")
+      ->check(CLI::Range(0.0, 0.999999))
+      ->expected(1, -1);
+  app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
+  CLI11_PARSE(app, argc, argv);
+
+  if (o.quick) {
+    if (app.count("--seeds") == 0) o.seeds = 8;
+    if (app.count("--steps") == 0) o.steps = 20'000;
+    if (app.count("--lambdas") == 0) o.lambdas = {0.0, 0.5, 0.9};
+    if (app.count("--windows") == 0) o.windows = {1, 2, 3};
+    if (app.count("--alphas") == 0) o.alphas = log_spaced(1e-3, 1.0, 5);
+    if (app.count("--curve-steps") == 0) o.curve_steps = 100'000;
+  }
+  if (o.alphas.empty()) o.alphas = log_spaced(1e-4, 1.0, 13);
+  if (o.fine) {
+    o.lambdas.clear();
+    for (int i = 0; i < 100; ++i) o.lambdas.push_back(i / 100.0);
+  }
+  sort_unique(o.lambdas);
+  sort_unique(o.windows);
+  sort_unique(o.alphas);
+  sort_unique(o.curve_lambdas);
+  if (o.curve && o.curve_steps < o.steps) {
+    std::fprintf(stderr, "--curve-steps (%zu) must be at least --steps (%zu)\n", o.curve_steps, o.steps);
+    return 1;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "td_random_walk: %s\n", e.what());
+    return 1;
+  }
+}

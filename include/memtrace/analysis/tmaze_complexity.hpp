@@ -1,0 +1,91 @@
+#pragma once
+// The histories that the proof of thm:tmaze needs the trace function to represent, built from a
+// model: every prefix of an episode of positive probability, labelled with its value E[v(x_t) | h].
+// With minimal_lipschitz_constant (lipschitz.hpp) they give the smallest Lipschitz constant that
+// represents the T-maze's value function exactly, to compare with the proof's √2 e k. See
+// docs/theory.md.
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "memtrace/analysis/lipschitz.hpp"
+#include "memtrace/analysis/markov.hpp"
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+#include "memtrace/env/alias.hpp"
+#include "memtrace/env/tmaze.hpp"
+
+namespace memtrace {
+
+/// Every history of an episode of env, from the episode start, of positive probability and at most
+/// max_length observations long: each chronological (oldest first), shorter ones before longer
+/// ones, each length in lexicographic order of the observations. Each is labelled with value =
+/// E[v(x_t) | h] (the belief from the model's `initial` by the forward filter, normalised at every
+/// step so that nothing underflows; v the state values with discount gamma) and probability =
+/// p(y_0, ..., y_t) from the episode start (a prefix's probability: they sum to more than 1 over
+/// all lengths). A history ends where its state is terminal: the terminal step is not part of it
+/// (the value error weighs non-terminal steps only), so a history whose states are all terminal is
+/// neither listed nor extended. The count can grow like |Y|^max_length: more than max_histories
+/// throws std::invalid_argument. Unlike labelled_histories (lipschitz.hpp), which lists all |Y|^n
+/// histories of one length n, this follows the episodes, so the T-maze's 2k + 2 prefixes cost O(k).
+template <class E>
+requires FiniteModel<E>
+[[nodiscard]] std::vector<LabelledHistory> episode_histories(const E& env, double gamma, std::size_t max_length,
+                                                             std::size_t max_histories = std::size_t{1} << 20) {
+  constexpr const char* who = "episode_histories";
+  const Eigen::VectorXd values = state_values(env, gamma);  // checks gamma
+  const auto& model = env.model();
+  const SparseMatrix pt = SparseMatrix(detail::to_sparse(model.transition()).transpose());
+  const Eigen::MatrixXd o = detail::to_dense(model.emission());
+  const Eigen::MatrixXd initial = detail::to_dense(model.initial());
+  const Eigen::Index n = pt.rows();
+  Eigen::VectorXd live = Eigen::VectorXd::Ones(n);  // 0 at terminal states
+  if constexpr (requires { model.terminal(); }) {
+    const auto& flags = model.terminal();
+    for (std::size_t x = 0; x < flags.size() && static_cast<Eigen::Index>(x) < n; ++x)
+      if (flags[x]) live[static_cast<Eigen::Index>(x)] = 0.0;
+  }
+  struct Partial {
+    std::vector<Observation> history;
+    Eigen::VectorXd predicted;  // p(x_{t+1} | y_0, ..., y_t): `initial` for the empty history
+    double probability = 1.0;   // p(y_0, ..., y_t)
+  };
+  std::vector<LabelledHistory> out;
+  std::vector<Partial> level{{{}, Eigen::VectorXd(initial.col(0)), 1.0}};
+  for (std::size_t length = 1; length <= max_length && !level.empty(); ++length) {
+    std::vector<Partial> next;
+    for (const Partial& partial : level) {
+      for (Eigen::Index y = 0; y < o.cols(); ++y) {
+        // The forward filter, restricted to non-terminal states: b(x) ∝ p(x_t = x, y_t | y_0, ...).
+        Eigen::VectorXd b = partial.predicted.cwiseProduct(o.col(y)).cwiseProduct(live);
+        const double mass = b.sum();
+        if (!(mass > 0.0)) continue;
+        if (out.size() >= max_histories)
+          detail::invalid(who, ": more than max_histories = ", max_histories, " histories of length <= ", max_length);
+        b /= mass;
+        std::vector<Observation> h = partial.history;
+        h.push_back(static_cast<Observation>(y));
+        out.push_back({h, b.dot(values), partial.probability * mass});
+        next.push_back({std::move(h), Eigen::VectorXd(pt * b), partial.probability * mass});
+      }
+    }
+    level = std::move(next);
+  }
+  return out;
+}
+
+/// The histories of tab:tmaze-v: every prefix of an episode of the T-maze of corridor length k
+/// under the "always up" policy (TMazeAlwaysUp's model), ao^i and bo^i (i = 0 … k − 2) with value 0
+/// and ao^{k−2}x, bo^{k−2}y (+1), bo^{k−2}x, ao^{k−2}y (−1): 2k + 2 histories. These are the
+/// histories the proof of thm:tmaze checks (all others have probability 0, their value is ⊥). The
+/// values are taken with γ = 0: the only reward is paid on the step after the junction, so the
+/// values are the same for every γ, and γ = 0 makes them exactly 0 and ±1.
+[[nodiscard]] inline std::vector<LabelledHistory> tmaze_histories(std::size_t corridor_length) {
+  const TMazeAlwaysUp maze(corridor_length);  // checks corridor_length >= 2
+  // k observations reach the junction; the next state is terminal, which ends the enumeration.
+  return episode_histories(maze, 0.0, corridor_length + 1);
+}
+
+}  // namespace memtrace

@@ -1,0 +1,241 @@
+// Tests of analysis/lipschitz.hpp: the pair formula of the minimal Lipschitz constant against a hand
+// computation, coinciding traces and equal values, the enumerated histories against a brute-force
+// sum over hidden state paths, the bound lem:separation implies, λ* of the two-state HMM (§5.2,
+// fig:pq) on both sides of 1/2, and bad input.
+#include <Eigen/Core>
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <memtrace/analysis/lipschitz.hpp>
+#include <memtrace/analysis/trace_geometry.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <numbers>
+#include <vector>
+
+using namespace memtrace;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// Every history of length n over |Y| observations, in Window<>(n, |Y|) index order (oldest
+/// observation the most significant digit).
+std::vector<std::vector<Observation>> all_histories(std::size_t num_observations, std::size_t n) {
+  std::vector<std::vector<Observation>> level{{}};
+  for (std::size_t length = 0; length < n; ++length) {
+    std::vector<std::vector<Observation>> next;
+    for (const auto& h : level)
+      for (Observation y = 0; y < num_observations; ++y) {
+        next.push_back(h);
+        next.back().push_back(y);
+      }
+    level = std::move(next);
+  }
+  return level;
+}
+
+/// p(h) and Σ_x p(h, x_t = x) v(x) by summing over every hidden path x_1..x_n (|X|^n terms).
+std::pair<double, double> brute_force(const Eigen::MatrixXd& p, const Eigen::MatrixXd& o, const Eigen::VectorXd& start,
+                                      const Eigen::VectorXd& v, const std::vector<Observation>& h) {
+  const auto nx = static_cast<std::size_t>(p.rows());
+  const std::size_t n = h.size();
+  std::size_t paths = 1;
+  for (std::size_t j = 0; j < n; ++j) paths *= nx;
+  double probability = 0.0, value_sum = 0.0;
+  for (std::size_t path = 0; path < paths; ++path) {
+    std::size_t rest = path;
+    Eigen::Index previous = 0;
+    double weight = 1.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto x = static_cast<Eigen::Index>(rest % nx);
+      rest /= nx;
+      weight *= (j == 0 ? start[x] : p(previous, x)) * o(x, static_cast<Eigen::Index>(h[j]));
+      previous = x;
+    }
+    probability += weight;
+    value_sum += weight * v[previous];
+  }
+  return {probability, value_sum};
+}
+
+/// A three-state HMM where some histories have probability 0 (state 0 only emits 0, state 2 only 1).
+FiniteHmm three_state() {
+  Eigen::MatrixXd p{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}};
+  Eigen::MatrixXd o{{1.0, 0.0}, {0.5, 0.5}, {0.0, 1.0}};
+  Eigen::MatrixXd r{{1.0, -1.0, 0.0}, {0.0, 2.0, 0.5}, {-2.0, 0.0, 1.0}};
+  return FiniteHmm(p, o, Eigen::Vector3d(1.0, 0.0, 0.0), r);
+}
+
+}  // namespace
+
+TEST_CASE("The minimal Lipschitz constant is the largest value gap over trace distance", "[lipschitz]") {
+  // λ = 1/2, |Y| = 2: z(0) = (1/2, 0), z(1) = (0, 1/2), z(0, 1) = (1/4, 1/2).
+  const std::vector<LabelledHistory> histories{{{0}, 0.0, 0.2}, {{1}, 1.0, 0.3}, {{0, 1}, 3.0, 0.5}};
+  const double ab = 1.0 / std::sqrt(0.5 * 0.5 + 0.5 * 0.5);    // √2
+  const double ac = 3.0 / std::sqrt(0.25 * 0.25 + 0.5 * 0.5);  // 3 / 0.559
+  const double bc = 2.0 / 0.25;                                // 8
+  CHECK(ab == Approx(std::numbers::sqrt2));
+  const LipschitzPair pair = minimal_lipschitz_pair(histories, 0.5, 2);
+  CHECK(pair.constant == Approx(std::max({ab, ac, bc})).epsilon(1e-14));
+  CHECK(pair.constant == Approx(8.0).epsilon(1e-14));
+  CHECK(pair.first == 1);
+  CHECK(pair.second == 2);
+  CHECK(minimal_lipschitz_constant(histories, 0.5, 2) == pair.constant);
+  // Without the third history only the pair (0), (1) is left; with λ = 0.2 the traces move.
+  CHECK(minimal_lipschitz_constant(std::span(histories).first(2), 0.5, 2) == Approx(ab).epsilon(1e-14));
+  const double lambda = 0.2;  // z(0) = (0.8, 0), z(0, 1) = (0.16, 0.8)
+  CHECK(minimal_lipschitz_constant(std::span(histories).subspan(0, 3), lambda, 2) ==
+        Approx(std::max({1.0 / (0.8 * std::numbers::sqrt2), 3.0 / std::hypot(0.64, 0.8), 2.0 / 0.16})).epsilon(1e-14));
+  // The traces are trace_of's (eq:trace), bit for bit.
+  for (const double l : {0.0, 0.3, 0.5, 0.95}) {
+    const Eigen::MatrixXd z = detail::trace_matrix(histories, l, 2);
+    for (std::size_t i = 0; i < histories.size(); ++i)
+      CHECK(Eigen::VectorXd(z.col(static_cast<Eigen::Index>(i))) == trace_of(histories[i].history, l, 2));
+  }
+  // Scaling the values scales the constant; shifting them does not change it.
+  std::vector<LabelledHistory> scaled = histories;
+  for (auto& h : scaled) h.value = -2.5 * h.value + 7.0;
+  CHECK(minimal_lipschitz_constant(scaled, 0.5, 2) == Approx(2.5 * 8.0).epsilon(1e-12));
+}
+
+TEST_CASE("Coinciding traces with different values need an infinite constant, equal values none", "[lipschitz]") {
+  // λ = 0: the trace is the newest observation, so (0, 1) and (1, 1) coincide.
+  std::vector<LabelledHistory> histories{{{0, 1}, 0.0, 0.5}, {{1, 1}, 1.0, 0.5}, {{1, 0}, 5.0, 0.0}};
+  const LipschitzPair pair = minimal_lipschitz_pair(histories, 0.0, 2);
+  CHECK(std::isinf(pair.constant));
+  CHECK(pair.first == 0);
+  CHECK(pair.second == 1);
+  // Equal values (up to rounding) are no constraint: any constant function fits them.
+  for (auto& h : histories) h.value = 0.1 + 0.2;
+  histories[1].value = 0.3;  // 0.1 + 0.2 != 0.3 in binary, by one ulp
+  CHECK(minimal_lipschitz_constant(histories, 0.0, 2) == 0.0);
+  CHECK(minimal_lipschitz_constant(histories, 0.7, 2) == 0.0);
+  // Fewer than two histories.
+  CHECK(minimal_lipschitz_constant(std::span(histories).first(1), 0.5, 2) == 0.0);
+  CHECK(minimal_lipschitz_constant(std::span<const LabelledHistory>{}, 0.5, 2) == 0.0);
+  // A history and its own copy with another value.
+  const std::vector<LabelledHistory> twins{{{1, 0, 1}, 0.0, 0.5}, {{1, 0, 1}, 1e-3, 0.5}};
+  CHECK(std::isinf(minimal_lipschitz_constant(twins, 0.9, 2)));
+}
+
+TEST_CASE("Enumerated histories carry the belief value and probability of a brute-force path sum", "[lipschitz]") {
+  const TwoStateHmm two(0.2, 0.3, {-1.0, 2.0});
+  const FiniteHmm three = three_state();
+  const auto check = [](const auto& env, double gamma) {
+    const StationaryProcess process(env, gamma);
+    const Eigen::MatrixXd p = process.transition();
+    const Eigen::MatrixXd& o = process.emission();
+    const Eigen::VectorXd v = state_values(env, gamma);
+    for (const HistoryStart start : {HistoryStart::stationary, HistoryStart::initial}) {
+      const Eigen::VectorXd prior = start == HistoryStart::stationary ? process.stationary() : env.model().initial();
+      for (std::size_t n = 1; n <= 4; ++n) {
+        INFO("|X| = " << env.num_states() << ", n = " << n << ", start " << static_cast<int>(start));
+        const auto histories = labelled_histories(env, n, gamma, start);
+        std::size_t next = 0;
+        double total = 0.0;
+        for (const auto& h : all_histories(env.num_observations(), n)) {
+          const auto [probability, value_sum] = brute_force(p, o, prior, v, h);
+          if (probability <= 0.0) continue;  // omitted
+          REQUIRE(next < histories.size());
+          const LabelledHistory& got = histories[next++];
+          CHECK(got.history == h);
+          CHECK(got.probability == Approx(probability).epsilon(1e-13));
+          CHECK(got.value == Approx(value_sum / probability).epsilon(1e-12));
+          total += got.probability;
+        }
+        CHECK(next == histories.size());
+        CHECK(total == Approx(1.0).epsilon(1e-13));
+      }
+    }
+  };
+  check(two, 0.8);
+  check(three, 0.9);
+  // From the initial distribution (1, 0, 0) the first observation is 0: half the histories are gone.
+  CHECK(labelled_histories(three, 3, 0.9, HistoryStart::initial).size() < 8);
+  CHECK(labelled_histories(three, 3, 0.9).size() == 8);
+  // The conveniences agree with the generic core.
+  const StationaryProcess process(two, 0.8);
+  const auto histories = labelled_histories(process, 4);
+  CHECK(minimal_lipschitz_constant(two, 0.6, 4, 0.8) == minimal_lipschitz_constant(histories, 0.6, 2));
+  CHECK(minimal_lipschitz_constant(process, 0.6, 4) == minimal_lipschitz_constant(histories, 0.6, 2));
+}
+
+TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-n histories", "[lipschitz]") {
+  // Distinct length-n histories differ in win_n, so their traces are at least √2 (1 - 2λ) λ^{n-1}
+  // apart: L <= (v_max - v_min) / that.
+  const TwoStateHmm env(0.1, 0.35);
+  const StationaryProcess process(env, 0.9);
+  for (std::size_t n = 1; n <= 5; ++n) {
+    const auto histories = labelled_histories(process, n);
+    double lo = histories.front().value, hi = lo;
+    for (const auto& h : histories) {
+      lo = std::min(lo, h.value);
+      hi = std::max(hi, h.value);
+    }
+    for (const double lambda : {0.05, 0.2, 1.0 / 3.0, 0.45}) {
+      INFO("n = " << n << ", lambda = " << lambda);
+      CHECK(minimal_lipschitz_constant(histories, lambda, 2) <= (hi - lo) / separation_bound(lambda, n) * (1 + 1e-12));
+    }
+  }
+}
+
+TEST_CASE("λ* of the two-state HMM is at least 1/2 for small p and large q, below 1/2 for large p",
+          "[lipschitz][fig:pq]") {
+  // §5.2 and fig:pq (right), length-4 histories from the stationary distribution. Observations that
+  // are noisy (q large) but slowly outdated (p small) are worth averaging: λ* >= 1/2.
+  const auto optimum = [](double p, double q) {
+    const StationaryProcess process(TwoStateHmm(p, q), 0.9);
+    return lipschitz_optimal_lambda(labelled_histories(process, 4), 2);
+  };
+  for (const auto& [p, q] : {std::pair{0.05, 0.4}, std::pair{0.02, 0.3}, std::pair{0.1, 0.45}}) {
+    const LipschitzOptimum best = optimum(p, q);
+    INFO("p = " << p << ", q = " << q << ": lambda* = " << best.lambda << ", L = " << best.constant);
+    CHECK(best.lambda >= 0.5);
+    CHECK(best.lambda < 1.0);
+    CHECK(std::isfinite(best.constant));
+  }
+  for (const auto& [p, q] : {std::pair{0.4, 0.1}, std::pair{0.45, 0.4}, std::pair{0.3, 0.05}}) {
+    const LipschitzOptimum best = optimum(p, q);
+    INFO("p = " << p << ", q = " << q << ": lambda* = " << best.lambda << ", L = " << best.constant);
+    CHECK(best.lambda < 0.5);
+  }
+  // The search's optimum is no worse than any grid point of a finer grid, up to the refinement.
+  const StationaryProcess process(TwoStateHmm(0.05, 0.4), 0.9);
+  const auto histories = labelled_histories(process, 4);
+  const LipschitzOptimum best = lipschitz_optimal_lambda(histories, 2);
+  CHECK(best.constant == Approx(minimal_lipschitz_constant(histories, best.lambda, 2)));
+  for (int k = 0; k < 1000; ++k)
+    CHECK(best.constant <= minimal_lipschitz_constant(histories, k / 1000.0, 2) * (1 + 1e-9));
+}
+
+TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it", "[lipschitz]") {
+  const std::vector<LabelledHistory> good{{{0, 1}, 0.0, 0.5}, {{1, 1}, 1.0, 0.5}};
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(good, 1.0, 2), Contains("lambda must be in [0, 1), got 1"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(good, -0.5, 2), Contains("got -0.5"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(good, std::nan(""), 2), Contains("lambda must be in [0, 1)"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(good, 0.5, 0), Contains("num_observations must be at least 1"));
+  const std::vector<LabelledHistory> bad_observation{{{0, 1}, 0.0, 0.5}, {{2, 1}, 1.0, 0.5}};
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(bad_observation, 0.5, 2),
+                    Contains("histories[1].history[0] must be an observation in [0, 2), got 2"));
+  const std::vector<LabelledHistory> nan_value{{{0, 1}, std::nan(""), 0.5}, {{1, 1}, 1.0, 0.5}};
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(nan_value, 0.5, 2), Contains("histories[0].value must not be NaN"));
+  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0), Contains("value_tolerance must be in [0, 1), got -1"));
+  CHECK_THROWS_WITH(lipschitz_optimal_lambda(good, 2, 1), Contains("grid_points must be at least 2, got 1"));
+  CHECK_THROWS_WITH(lipschitz_optimal_lambda(nan_value, 2), Contains("histories[0].value must not be NaN"));
+
+  const TwoStateHmm env(0.2, 0.3);
+  const StationaryProcess process(env, 0.9);
+  CHECK_THROWS_WITH(labelled_histories(process, 0), Contains("n must be at least 1, got 0"));
+  CHECK_THROWS_WITH(labelled_histories(process, 17),
+                    Contains("|Y|^n = 131072 histories with |Y| = 2 and n = 17 exceed max_histories = 65536"));
+  CHECK_THROWS_WITH(labelled_histories(env, 5, 0.9, HistoryStart::stationary, 16),
+                    Contains("|Y|^n = 32 histories with |Y| = 2 and n = 5 exceed max_histories = 16"));
+  CHECK_THROWS_WITH(labelled_histories(process, 200), Contains("n = 200 overflow"));
+  CHECK_THROWS_WITH(labelled_histories(process, 3, Eigen::VectorXd::Ones(3) / 3.0),
+                    Contains("start must have |X| = 2 entries, got 3"));
+  CHECK_THROWS_WITH(labelled_histories(process, 3, Eigen::Vector2d(0.7, 0.7)), Contains("start sums to 1.4"));
+  CHECK_THROWS_WITH(labelled_histories(env, 3, 1.0), Contains("gamma must be in [0, 1), got 1"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(process, 1.5, 3), Contains("lambda must be in [0, 1), got 1.5"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(env, 0.5, 3, -0.1), Contains("gamma must be in [0, 1), got -0.1"));
+}

@@ -1,0 +1,221 @@
+// The experiment program examples/td_random_walk, run as a user runs it (--quick --curve) and its
+// files checked: every expected row, ordered confidence intervals, the consistency relations of
+// the exact analysis, learning curves that agree with the runs, resumption after an interruption,
+// thread-count independence, and a valid PNG figure. ctest passes the program's path in
+// MEMTRACE_TD_RANDOM_WALK.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memtrace/experiment/results.hpp>
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+using memtrace::CsvTable;
+using memtrace::parse_field;
+using memtrace::read_csv;
+namespace fs = std::filesystem;
+
+std::string program() {
+  const char* path = std::getenv("MEMTRACE_TD_RANDOM_WALK");
+  REQUIRE(path != nullptr);
+  return path;
+}
+
+/// Runs the program with these arguments; returns its exit code. Output goes to out/log.txt.
+int run_program(const fs::path& out, const std::string& arguments) {
+  fs::create_directories(out);
+  const std::string command =
+      program() + " --out " + out.string() + " " + arguments + " >>" + (out / "log.txt").string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+/// The quick experiment of the ctest run, computed once and shared by the test cases.
+const fs::path& quick_run() {
+  static const memtrace::test::TempDir dir("td_random_walk_test");
+  static const fs::path out = dir / "quick";
+  static const bool done = [] {
+    REQUIRE(run_program(out, "--quick --curve --threads 2") == 0);
+    return true;
+  }();
+  (void)done;
+  return out;
+}
+
+double number(const CsvTable& table, const std::vector<std::string>& row, const char* column) {
+  return parse_field<double>(row[table.column(column)]);
+}
+
+const std::vector<std::string>& find_row(const CsvTable& table, const std::string& memory, const std::string& param,
+                                         const std::string& alpha = "") {
+  for (const auto& row : table.rows)
+    if (row[0] == memory && row[1] == param && (alpha.empty() || row[2] == alpha)) return row;
+  FAIL("no row " << memory << " " << param << " " << alpha);
+  throw std::logic_error("unreachable");
+}
+
+const std::vector<std::string> quick_alphas{"0.001", "0.005623413251903491", "0.03162277660168379",
+                                            "0.1778279410038923", "1"};
+
+}  // namespace
+
+TEST_CASE("summary.csv has exactly the expected columns and one row per memory, param and alpha") {
+  const CsvTable summary = read_csv(quick_run() / "summary.csv");
+  CHECK(summary.header == std::vector<std::string>{"memory", "param", "alpha", "seeds", "steps", "ve_mean",
+                                                   "ve_ci_low", "ve_ci_high", "ve_optimal", "ve_td_fixed_point"});
+  // --quick: traces λ ∈ {0, 0.5, 0.9} at α = 0.02; windows and concat m ∈ 1..3, 5 step sizes each.
+  REQUIRE(summary.rows.size() == 3 + 2 * 3 * 5);
+  for (const char* lambda : {"0", "0.5", "0.9"}) CHECK(find_row(summary, "trace", lambda)[2] == "0.02");
+  for (const char* memory : {"window", "concat"})
+    for (const char* m : {"1", "2", "3"})
+      for (const auto& alpha : quick_alphas) CHECK(find_row(summary, memory, m, alpha)[3] == "8");
+  for (const auto& row : summary.rows) {
+    CHECK(row[3] == "8");
+    CHECK(row[4] == "20000");
+    const double mean = number(summary, row, "ve_mean");
+    const double low = number(summary, row, "ve_ci_low");
+    const double high = number(summary, row, "ve_ci_high");
+    const double optimal = number(summary, row, "ve_optimal");
+    const double fixed_point = number(summary, row, "ve_td_fixed_point");
+    if (std::isinf(mean)) {  // a step size at which TD diverged
+      CHECK(low == mean);
+      CHECK(high == mean);
+      continue;
+    }
+    CHECK(low < mean);
+    CHECK(mean < high);
+    // No estimator of a memory class does better than the optimal one of that class.
+    CHECK(optimal > 0.0);
+    CHECK(optimal <= mean);
+    CHECK(optimal <= fixed_point * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("the exact optimal value errors are consistent across memories") {
+  const CsvTable summary = read_csv(quick_run() / "summary.csv");
+  const auto optimal = [&](const char* memory, const char* param) {
+    return number(summary, find_row(summary, memory, param), "ve_optimal");
+  };
+  // λ = 0 traces, m = 1 windows and m = 1 concat windows all see only the current observation.
+  CHECK(optimal("trace", "0") == Approx(optimal("window", "1")).epsilon(1e-9));
+  CHECK(optimal("concat", "1") == Approx(optimal("window", "1")).epsilon(1e-9));
+  for (const char* memory : {"window", "concat"}) {
+    CHECK(optimal(memory, "2") <= optimal(memory, "1"));
+    CHECK(optimal(memory, "3") <= optimal(memory, "2"));
+  }
+  // A full window holds every function of the window, a concat window only linear ones.
+  for (const char* m : {"1", "2", "3"}) CHECK(optimal("window", m) <= optimal("concat", m) * (1 + 1e-12));
+  // The TD fixed point of m = 1 is the same estimator for all three memories too.
+  const auto fixed_point = [&](const char* memory, const char* param) {
+    return number(summary, find_row(summary, memory, param), "ve_td_fixed_point");
+  };
+  CHECK(fixed_point("trace", "0") == Approx(fixed_point("window", "1")).epsilon(1e-9));
+  CHECK(fixed_point("concat", "1") == Approx(fixed_point("window", "1")).epsilon(1e-9));
+}
+
+TEST_CASE("runs.csv holds every run, and summary.csv is their mean") {
+  const CsvTable runs = read_csv(quick_run() / "runs.csv");
+  CHECK(runs.header == std::vector<std::string>{"memory", "param", "alpha", "seed", "ve"});
+  REQUIRE(runs.rows.size() == (3 + 2 * 3 * 5) * 8);
+  std::map<std::string, std::vector<double>> by_setting;
+  for (const auto& row : runs.rows) by_setting[row[0] + "," + row[1] + "," + row[2]].push_back(parse_field<double>(row[4]));
+  const CsvTable summary = read_csv(quick_run() / "summary.csv");
+  for (const auto& row : summary.rows) {
+    const auto& ve = by_setting.at(row[0] + "," + row[1] + "," + row[2]);
+    REQUIRE(ve.size() == 8);
+    double sum = 0.0;
+    for (double x : ve) sum += x;
+    if (!std::isinf(sum)) CHECK(number(summary, row, "ve_mean") == Approx(sum / 8).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("the learning curves pass through the runs' value errors at the runs' step count") {
+  const CsvTable curve = read_csv(quick_run() / "curve.csv");
+  const CsvTable summary = read_csv(quick_run() / "summary.csv");
+  CHECK(curve.header == summary.header);
+  // Curves: the trace at λ = 0.9 and the best window and concat setting, 10^3 ... 10^5 steps.
+  std::map<std::string, std::vector<std::size_t>> steps;
+  for (const auto& row : curve.rows) steps[row[0]].push_back(parse_field<std::size_t>(row[4]));
+  REQUIRE(steps.size() == 3);
+  for (const auto& [memory, points] : steps) {
+    CHECK(points.front() == 1000);
+    CHECK(points.back() == 100000);
+    CHECK(points.size() == 10);  // quarter decades and the runs' 20,000 steps
+  }
+  // The same seeds see the same walks: the curve at 20,000 steps is the runs' result, to the bit.
+  std::size_t matched = 0;
+  for (const auto& row : curve.rows) {
+    if (row[4] != "20000") continue;
+    const auto& same = find_row(summary, row[0], row[1], row[2]);
+    CHECK(row[5] == same[5]);
+    CHECK(row[8] == same[8]);
+    ++matched;
+  }
+  CHECK(matched == 3);
+}
+
+TEST_CASE("the figures are valid PNG files") {
+  for (const char* name : {"td_random_walk.png", "td_random_walk_curve.png"}) {
+    INFO(name);
+    const std::string png = memtrace::test::slurp(quick_run() / name);
+    REQUIRE(png.size() > 1000);
+    CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+    CHECK(png.compare(12, 4, "IHDR") == 0);
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(png[i]); };
+    const unsigned width = byte(16) << 24 | byte(17) << 16 | byte(18) << 8 | byte(19);
+    CHECK(width >= 800);
+    CHECK(png.compare(png.size() - 8, 4, "IEND") == 0);
+  }
+}
+
+TEST_CASE("an interrupted experiment resumes where it stopped, with the same numbers on one thread") {
+  const memtrace::test::TempDir dir("td_random_walk_resume");
+  const fs::path out = dir / "resumed";
+  fs::create_directories(out);
+  fs::copy_file(quick_run() / "experiment.txt", out / "experiment.txt");
+  // The first 100 rows and half of the next, as a crash would leave them.
+  const std::string all = memtrace::test::slurp(quick_run() / "runs.csv");
+  std::size_t end = 0;
+  for (int line = 0; line < 101; ++line) end = all.find('\n', end) + 1;
+  {
+    std::ofstream partial(out / "runs.csv", std::ios::binary);
+    partial << all.substr(0, end) << all.substr(end, 10);
+  }
+  REQUIRE(run_program(out, "--quick --threads 1 --no-plot") == 0);
+  CHECK(memtrace::test::slurp(out / "summary.csv") == memtrace::test::slurp(quick_run() / "summary.csv"));
+  CHECK(read_csv(out / "runs.csv").rows.size() == read_csv(quick_run() / "runs.csv").rows.size());
+  const std::string log = memtrace::test::slurp(out / "log.txt");
+  INFO(log);
+  // A second run finds everything done and changes nothing.
+  const std::string runs_before = memtrace::test::slurp(out / "runs.csv");
+  REQUIRE(run_program(out, "--quick --threads 1 --no-plot") == 0);
+  CHECK(memtrace::test::slurp(out / "runs.csv") == runs_before);
+}
+
+TEST_CASE("a results folder of another experiment is refused, and bad flags are named") {
+  const memtrace::test::TempDir dir("td_random_walk_refuse");
+  const fs::path out = dir / "other";
+  fs::create_directories(out);
+  fs::copy_file(quick_run() / "experiment.txt", out / "experiment.txt");
+  CHECK(run_program(out, "--quick --steps 1000 --no-plot") != 0);
+  CHECK_THAT(memtrace::test::slurp(out / "log.txt"), Catch::Contains("describes a different experiment") &&
+                                                        Catch::Contains("steps=1000"));
+  CHECK_FALSE(fs::exists(out / "runs.csv"));
+
+  const fs::path bad = dir / "bad";
+  CHECK(run_program(bad, "--lambdas 1.5") != 0);
+  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--lambdas") && Catch::Contains("1.5"));
+  CHECK(run_program(bad, "--alphas -0.1") != 0);
+  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--alphas"));
+  CHECK(run_program(bad, "--seeds 0") != 0);
+  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--seeds"));
+}
