@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <cmath>
 #include <memtrace/memtrace.hpp>
 #include <vector>
 
@@ -123,6 +124,71 @@ void BM_Td_ConcatWindow(benchmark::State& state) {
   run_generic(state, ConcatWindow<>(static_cast<std::size_t>(state.range(0)), 11));
 }
 BENCHMARK(BM_Td_ConcatWindow)->DenseRange(1, 6);
+
+// A step-size sweep of 13 learners on one walk (Appendix D's grid), per learner-step: 13
+// LinearTd through run_td_shared against one LinearTdBank (feature-major weights) through run_td.
+const std::vector<double> sweep_alphas = [] {
+  std::vector<double> a(13);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1e-4 * std::pow(1e4, static_cast<double>(i) / 12.0);
+  return a;
+}();
+
+template <class M>
+void run_shared(benchmark::State& state, M memory) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  std::vector<LinearTd> learners;
+  for (double a : sweep_alphas) learners.emplace_back(memory.dim(), a);
+  for (auto _ : state) {
+    run_td_shared(env, memory, std::span(learners), gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    benchmark::DoNotOptimize(learners.front().weights().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration * sweep_alphas.size()));
+}
+
+template <class M>
+void run_bank(benchmark::State& state, M memory) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  LinearTdBank bank(memory.dim(), sweep_alphas);
+  for (auto _ : state) {
+    run_td(env, memory, bank, gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    benchmark::DoNotOptimize(bank.weights().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration * sweep_alphas.size()));
+}
+
+void BM_Sweep13_Window_Shared(benchmark::State& state) {
+  run_shared(state, Window<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Sweep13_Window_Shared)->Arg(1)->Arg(3)->Arg(5);
+void BM_Sweep13_Window_Bank(benchmark::State& state) {
+  run_bank(state, Window<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Sweep13_Window_Bank)->Arg(1)->Arg(3)->Arg(5);
+void BM_Sweep13_Concat_Shared(benchmark::State& state) {
+  run_shared(state, ConcatWindow<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Sweep13_Concat_Shared)->Arg(1)->Arg(3)->Arg(5);
+void BM_Sweep13_Concat_Bank(benchmark::State& state) {
+  run_bank(state, ConcatWindow<>(static_cast<std::size_t>(state.range(0)), 11));
+}
+BENCHMARK(BM_Sweep13_Concat_Bank)->Arg(1)->Arg(3)->Arg(5);
+
+// The 12 λ of Fig. 3 on one walk (run_td_shared with 12 TraceTd), per learner-step.
+void BM_Sweep12_TraceTd_Shared(benchmark::State& state) {
+  NoisyRandomWalk env;
+  Xoshiro256StarStar gen(1);
+  std::vector<TraceTd<>> learners;
+  for (double lambda : {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99})
+    learners.emplace_back(lambda, 11, 0.02);
+  for (auto _ : state) {
+    run_td_shared(env, std::span(learners), gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});
+    benchmark::DoNotOptimize(learners.front().value());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(steps_per_iteration * learners.size()));
+}
+BENCHMARK(BM_Sweep12_TraceTd_Shared);
 
 }  // namespace
 

@@ -63,7 +63,7 @@ struct Options {
   bool quick = false;
   bool curve = false;
   std::size_t curve_steps = 1'000'000;
-  std::vector<double> curve_lambdas{0.9};
+  std::vector<double> curve_lambdas{0.8, 0.9};
   bool plot = true;
 };
 
@@ -95,7 +95,7 @@ struct MemorySpec {
 /// traces with several λ (each TraceTd holds its own trace).
 struct Group {
   Kind kind;
-  std::size_t m = 0;  // windows
+  std::size_t m = 0;                  // windows
   std::vector<std::size_t> memories;  // index into the memory list, one per learner
   std::vector<double> alphas;         // one per learner
 };
@@ -133,9 +133,9 @@ Exact analyse(const StationaryProcess& process, const MemorySpec& spec) {
 
 /// VE of final weights; a run whose weights diverged has VE +inf.
 double value_error(const Exact& e, Kind kind, const Eigen::VectorXd& w) {
-  const double ve = !w.allFinite()              ? std::numeric_limits<double>::infinity()
-                   : kind == Kind::window ? window_value_error(e.window, w)
-                                          : linear_value_error(e.linear, w);
+  const double ve = !w.allFinite()         ? std::numeric_limits<double>::infinity()
+                    : kind == Kind::window ? window_value_error(e.window, w)
+                                           : linear_value_error(e.linear, w);
   return std::isfinite(ve) ? ve : std::numeric_limits<double>::infinity();  // huge weights: inf - inf
 }
 
@@ -160,16 +160,24 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
     std::vector<TraceTd<>> learners;
     for (std::size_t i = 0; i < k; ++i) learners.emplace_back(memories[g.memories[i]].lambda, y, g.alphas[i]);
     run_td_shared(env, std::span(learners), gen, run, record_at, record);
-  } else if (g.kind == Kind::window) {
-    Window<> memory(g.m, y);
-    std::vector<LinearTd> learners;
-    for (double a : g.alphas) learners.emplace_back(memory.dim(), a);
-    run_td_shared(env, memory, std::span(learners), gen, run, record_at, record);
   } else {
-    ConcatWindow<> memory(g.m, y);
-    std::vector<LinearTd> learners;
-    for (double a : g.alphas) learners.emplace_back(memory.dim(), a);
-    run_td_shared(env, memory, std::span(learners), gen, run, record_at, record);
+    // One bank of learners (one per step size) on one window memory.
+    const auto record_bank = [&](std::size_t, const LinearTdBank& bank) {
+      const Exact& e = exact[g.memories.front()].get();  // one memory for the whole bank
+      const Eigen::VectorXd errors = g.kind == Kind::window ? window_value_errors(e.window, bank.weights())
+                                                            : linear_value_errors(e.linear, bank.weights());
+      for (std::size_t i = 0; i < k; ++i) ve[i * record_at.size() + column] = errors[static_cast<Eigen::Index>(i)];
+      ++column;
+    };
+    const auto learn = [&](auto memory) {
+      LinearTdBank bank(memory.dim(), g.alphas);
+      run_td(env, memory, bank, gen, run, record_at, record_bank);
+    };
+    if (g.kind == Kind::window) {
+      learn(Window<>(g.m, y));
+    } else {
+      learn(ConcatWindow<>(g.m, y));
+    }
   }
   return ve;
 }
@@ -266,7 +274,8 @@ struct Plan {
     const std::size_t index = memories.size();
     memories.push_back(spec);
     if (spec.kind == Kind::trace) {  // all traces share one group
-      if (groups.empty() || groups.front().kind != Kind::trace) groups.insert(groups.begin(), Group{Kind::trace, 0, {}, {}});
+      if (groups.empty() || groups.front().kind != Kind::trace)
+        groups.insert(groups.begin(), Group{Kind::trace, 0, {}, {}});
       for (double a : alphas) {
         groups.front().memories.push_back(index);
         groups.front().alphas.push_back(a);
@@ -303,8 +312,8 @@ void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& 
       bool complete = true;
       for (std::size_t i = 0; i < g.alphas.size() && complete; ++i)
         for (const std::size_t& step : record_at)
-          complete = complete && out.contains(run_key(plan.memories[g.memories[i]], g.alphas[i], s,
-                                                      with_steps ? &step : nullptr));
+          complete = complete &&
+                     out.contains(run_key(plan.memories[g.memories[i]], g.alphas[i], s, with_steps ? &step : nullptr));
       if (!complete) todo.push_back({gi, s});
     }
   const std::size_t analyses = plan.memories.size();
@@ -395,7 +404,8 @@ int run(const Options& o) {
 
   // summary.csv (every step size), figure.csv (the best step size of each memory) and the table.
   const auto runs = load_runs(dir / "runs.csv", o);
-  const std::string header = "memory,param,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high,ve_optimal,ve_td_fixed_point\n";
+  const std::string header =
+      "memory,param,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high,ve_optimal,ve_td_fixed_point\n";
   std::string summary = header, figure = header;
   std::printf("%-7s %-6s %-9s %-31s %-10s %s\n", "memory", "param", "alpha", "VE of TD: mean [95% CI]", "optimal",
               "TD fixed point");
@@ -423,10 +433,10 @@ int run(const Options& o) {
     }
     figure += join(best_row);
     best.push_back({spec, best_alpha, best_summary.mean});
-    std::printf("%-7s %-6s %-9s %-31s %-10s %s\n", name_of(spec.kind), spec.param().c_str(), fmt(best_alpha).c_str(),
-                (fmt(best_summary.mean) + " [" + fmt(best_summary.ci_low) + ", " + fmt(best_summary.ci_high) + "]")
-                    .c_str(),
-                fmt(e.ve_optimal).c_str(), fmt(e.ve_td_fixed_point).c_str());
+    std::printf(
+        "%-7s %-6s %-9s %-31s %-10s %s\n", name_of(spec.kind), spec.param().c_str(), fmt(best_alpha).c_str(),
+        (fmt(best_summary.mean) + " [" + fmt(best_summary.ci_low) + ", " + fmt(best_summary.ci_high) + "]").c_str(),
+        fmt(e.ve_optimal).c_str(), fmt(e.ve_td_fixed_point).c_str());
   }
   write_atomically(dir / "summary.csv", summary);
   write_atomically(dir / "figure.csv", figure);
@@ -437,11 +447,11 @@ int run(const Options& o) {
   bool plotted = true;
   if (o.plot) {
     const fs::path png = dir / "td_random_walk.png";
-    plotted = examples::run_gnuplot(
-        examples::plot_script("td_random_walk.gp"),
-        {{"csv", (dir / "figure.csv").string()},
-         {"out", png.string()},
-         {"subtitle", std::to_string(o.seeds) + " seeds x " + std::to_string(o.steps) + " steps, 95% confidence bands"}});
+    plotted = examples::run_gnuplot(examples::plot_script("td_random_walk.gp"),
+                                    {{"csv", (dir / "figure.csv").string()},
+                                     {"out", png.string()},
+                                     {"subtitle", std::to_string(o.seeds) + " seeds x " + std::to_string(o.steps) +
+                                                      " steps, 95% confidence bands"}});
     if (plotted) std::printf("wrote %s\n", png.c_str());
   }
 
@@ -469,20 +479,25 @@ int run(const Options& o) {
         const MemorySpec& spec = curves.memories[g.memories[i]];
         for (std::size_t step : points) {
           const auto& ve = runs_of(curve_runs, csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), o.seeds);
-          curve += join(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
+          curve +=
+              join(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
         }
       }
     write_atomically(dir / "curve.csv", curve);
-    std::string settings;  // memory:param of each curve, for the plot
-    for (const MemorySpec& spec : curves.memories) settings += std::string(settings.empty() ? "" : " ") + name_of(spec.kind) + ":" + spec.param();
+    std::string settings, alphas;  // memory:param and step size of each curve, for the plot
+    for (const Group& g : curves.groups)
+      for (std::size_t i = 0; i < g.alphas.size(); ++i) {
+        const MemorySpec& spec = curves.memories[g.memories[i]];
+        settings += std::string(settings.empty() ? "" : " ") + name_of(spec.kind) + ":" + spec.param();
+        alphas += std::string(alphas.empty() ? "" : " ") + csv_field(g.alphas[i]);
+      }
     std::printf("learning curves to %zu steps: %.2f s; wrote %s\n", o.curve_steps,
                 std::chrono::duration<double>(Clock::now() - curve_start).count(), (dir / "curve.csv").c_str());
     if (o.plot) {
       const fs::path png = dir / "td_random_walk_curve.png";
-      const bool ok = examples::run_gnuplot(examples::plot_script("td_random_walk_curve.gp"),
-                                            {{"csv", (dir / "curve.csv").string()},
-                                             {"out", png.string()},
-                                             {"settings", settings}});
+      const bool ok = examples::run_gnuplot(
+          examples::plot_script("td_random_walk_curve.gp"),
+          {{"csv", (dir / "curve.csv").string()}, {"out", png.string()}, {"settings", settings}, {"alphas", alphas}});
       if (ok) std::printf("wrote %s\n", png.c_str());
       plotted = plotted && ok;
     }
@@ -520,7 +535,8 @@ int main(int argc, char** argv) {
   app.add_flag("--curve", o.curve,
                "Also learning curves (VE after 10^3 ... --curve-steps steps) of the traces at --curve-lambdas and "
                "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png");
-  app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves")->check(CLI::Range(1000, 100'000'000));
+  app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves")
+      ->check(CLI::Range(1000, 100'000'000));
   app.add_option("--curve-lambdas", o.curve_lambdas, "λ of the traces in the learning curves")
       ->check(CLI::Range(0.0, 0.999999))
       ->expected(1, -1);

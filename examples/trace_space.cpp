@@ -22,6 +22,7 @@
 #include <memtrace/analysis/trace_geometry.hpp>
 #include <memtrace/analysis/trace_space.hpp>
 #include <memtrace/experiment/results.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ BoxCountingOptions box_options(double lambda, const Options& o) {
 }
 
 int run(const Options& o) {
+  if (!(o.epsilon_max > o.epsilon_min))
+    throw std::invalid_argument("--epsilon-max (" + csv_field(o.epsilon_max) + ") must be above --epsilon-min (" +
+                                csv_field(o.epsilon_min) + ")");
   const std::size_t n = o.observations;
   const std::size_t m = o.length != 0 ? o.length : (n == 3 ? 7 : 6);
   const fs::path dir(o.out);

@@ -219,10 +219,16 @@ TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it"
   CHECK_THROWS_WITH(minimal_lipschitz_constant(bad_observation, 0.5, 2),
                     Contains("histories[1].history[0] must be an observation in [0, 2), got 2"));
   const std::vector<LabelledHistory> nan_value{{{0, 1}, std::nan(""), 0.5}, {{1, 1}, 1.0, 0.5}};
-  CHECK_THROWS_WITH(minimal_lipschitz_constant(nan_value, 0.5, 2), Contains("histories[0].value must not be NaN"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(nan_value, 0.5, 2),
+                    Contains("histories[0].value must be finite, got nan"));
+  // An infinite value must not pass as "all values equal" (an infinite tolerance would give L = 0).
+  const std::vector<LabelledHistory> inf_value{{{0, 1}, 0.0, 0.5},
+                                               {{1, 1}, -std::numeric_limits<double>::infinity(), 0.5}};
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(inf_value, 0.5, 2),
+                    Contains("histories[1].value must be finite, got -inf"));
   CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0), Contains("value_tolerance must be in [0, 1), got -1"));
   CHECK_THROWS_WITH(lipschitz_optimal_lambda(good, 2, 1), Contains("grid_points must be at least 2, got 1"));
-  CHECK_THROWS_WITH(lipschitz_optimal_lambda(nan_value, 2), Contains("histories[0].value must not be NaN"));
+  CHECK_THROWS_WITH(lipschitz_optimal_lambda(nan_value, 2), Contains("histories[0].value must be finite"));
 
   const TwoStateHmm env(0.2, 0.3);
   const StationaryProcess process(env, 0.9);

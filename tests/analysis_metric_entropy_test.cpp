@@ -65,7 +65,7 @@ TEST_CASE("lem:H-trace: both bounds and their minimum match hand computations", 
   CHECK(trace_entropy_bound_subspace(7.0, 1, 0.25, 1.0) == Approx(std::log(4.0)));
   CHECK(log_trace_entropy_bound_subspace(7.0, 1, 0.25, 1.0) == Approx(std::log(std::log(4.0))));
   // The T-maze at k = 64 (λ = 63/64, L = √2 e 64, ε = 0.1, Δ = 2): d_λ ≈ 102, so the first bound is
-  // about 10^407 (+inf as a double) while its log is finite.
+  // about 10^378 (+inf as a double) while its log is finite.
   const double lambda = 63.0 / 64.0, lip = sqrt2ek * 64;
   const double d = std::log(5.0) / std::log(64.0 / 63.0);
   CHECK(trace_entropy_bound_dimension(lambda, lip, 5, 0.1, 2.0) == inf);
@@ -318,6 +318,11 @@ TEST_CASE("bad entropy arguments throw with the argument and the value named", "
   REQUIRE_THROWS_WITH(tmaze_lambda(0), Contains("tmaze_lambda: corridor_length must be at least 2, got 0"));
   REQUIRE_THROWS_WITH(tmaze_lipschitz(1), Contains("tmaze_lipschitz: corridor_length must be at least 2, got 1"));
   REQUIRE_THROWS_WITH(tmaze_histories(1), Contains("corridor_length must be at least 2, got 1"));
+  // Refused before the ~k² observations of its histories are allocated.
+  REQUIRE_THROWS_WITH(tmaze_histories(tmaze_max_corridor_length + 1),
+                      Contains("tmaze_histories: corridor_length must be at most 8192 (its 2k + 2 histories hold "
+                               "about k^2 observations), got 8193"));
+  REQUIRE_THROWS_WITH(tmaze_histories(std::size_t{1} << 40), Contains("got 1099511627776"));
   REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(4), 1.0, 4), Contains("gamma"));
   REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(40), 0.5, 40, 10),
                       Contains("episode_histories: more than max_histories = 10 histories of length <= 40"));

@@ -237,6 +237,8 @@ TEST_CASE("trace space refuses bad input with the argument and its value", "[tra
   REQUIRE_THROWS_WITH(count_boxes(points, NAN), Contains("epsilon must be positive and finite, got nan"));
   REQUIRE_THROWS_WITH(count_boxes(points, 0.1, Eigen::Vector3d::Zero()),
                       Contains("count_boxes: offset must have one entry per row of points (2), got 3"));
+  REQUIRE_THROWS_WITH(count_boxes(points, 0.1, Eigen::Vector2d(0.0, NAN)),
+                      Contains("count_boxes: offset[1] must be finite, got nan"));
   REQUIRE_THROWS_WITH(count_boxes(points, 1e-300, Eigen::Vector2d(1.0, 0.0)),
                       Contains("count_boxes: coordinate 0 of point 0 is too large for epsilon = 1e-300"));
   Eigen::MatrixXd nan_point = points;

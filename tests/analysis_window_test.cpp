@@ -263,3 +263,39 @@ TEST_CASE("Window analysis refuses bad input with a clear message", "[window_ve]
                     "window_value_error: table must have |Y|^m = 4 entries, got 3");
   CHECK(window_value_error(moments, Eigen::VectorXd::Zero(4)) > optimal_window_value_error(moments));
 }
+
+TEST_CASE("Value errors of several tables or weight vectors at once equal one at a time", "[window_ve][concat_ve]") {
+  const StationaryProcess process(NoisyRandomWalk({.num_states = 15, .max_step = 2, .num_observations = 3}), 0.9);
+  const WindowMoments moments = window_moments(process, 3);
+  const auto size = moments.probability.size();
+  // Columns: the optimum, two perturbations of it, zero, and a learner that diverged.
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> tables(size, 5);
+  tables.col(0) = optimal_window_table(moments);
+  tables.col(1) = tables.col(0) + Eigen::VectorXd::LinSpaced(size, -0.3, 0.3);
+  tables.col(2) = tables.col(0) * 1.5;
+  tables.col(3).setZero();
+  tables.col(4) = tables.col(0);
+  tables(7, 4) = std::numeric_limits<double>::infinity();
+  const Eigen::VectorXd errors = window_value_errors(moments, tables);
+  REQUIRE(errors.size() == 5);
+  for (Eigen::Index c = 0; c < 4; ++c)
+    CHECK(errors[c] == Approx(window_value_error(moments, Eigen::VectorXd(tables.col(c)))).epsilon(1e-12));
+  CHECK(errors[0] == Approx(optimal_window_value_error(moments)).epsilon(1e-12));
+  CHECK(errors[1] > errors[0]);
+  CHECK(std::isinf(errors[4]));
+  CHECK_THROWS_WITH(window_value_errors(moments, Eigen::MatrixXd::Zero(size - 1, 2)),
+                    Catch::Contains("tables must have |Y|^m = 27 rows, got 26"));
+
+  const LinearMoments concat = concat_moments(process, 2);
+  Eigen::MatrixXd weights(concat.cross.size(), 4);
+  weights.col(0) = optimal_linear_weights(concat);
+  weights.col(1) = weights.col(0) + Eigen::VectorXd::LinSpaced(weights.rows(), -1.0, 1.0);
+  weights.col(2).setConstant(0.25);
+  weights.col(3).setConstant(std::numeric_limits<double>::quiet_NaN());
+  const Eigen::VectorXd linear = linear_value_errors(concat, weights);
+  for (Eigen::Index c = 0; c < 3; ++c)
+    CHECK(linear[c] == Approx(linear_value_error(concat, weights.col(c))).epsilon(1e-12));
+  CHECK(std::isinf(linear[3]));
+  CHECK_THROWS_WITH(linear_value_errors(concat, Eigen::MatrixXd::Zero(5, 1)),
+                    Catch::Contains("weights must have 6 rows, got 5"));
+}

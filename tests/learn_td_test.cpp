@@ -16,6 +16,11 @@ static_assert(!ValueLearner<int, OneHot>);
 static_assert(MemoryLearner<TraceTd<>>);
 static_assert(MemoryLearner<TraceTd<std::ratio<1, 2>, 4>>);
 static_assert(!MemoryLearner<LinearTd>);
+static_assert(TdLearner<LinearTdBank, OneHot>);
+static_assert(TdLearner<LinearTdBank, MultiHot<>>);
+static_assert(TdLearner<LinearTdBank, Eigen::VectorXd>);
+static_assert(!ValueLearner<LinearTdBank, OneHot>);  // K values, not one
+static_assert(TdLearner<LinearTd, OneHot>);
 
 namespace {
 
@@ -301,6 +306,117 @@ TEST_CASE("run_td_lockstep gives exactly the results of separate runs", "[run][t
     run_td(env, alone, gen, run);
     CHECK(alone.weights() == learners[k].weights());  // bit for bit
     CHECK(gen == gens[k]);
+  }
+}
+
+TEST_CASE("run_td_shared gives every learner exactly the result of its own run on the same walk", "[run]") {
+  const TdRun run{.steps = 3000, .discount = 1.0, .episodic = true};
+  const std::vector<std::size_t> record{0, 10, 1000, 3000};
+  const std::vector<double> alphas{0.01, 0.1, 0.5};
+  SECTION("one memory, several learners (both kinds of episode end)") {
+    Truncating<FiniteHmm> env{episodic_chain(), 4};
+    Window<> window(2, 4);
+    std::vector<LinearTd> learners;
+    for (double a : alphas) learners.emplace_back(window.dim(), a);
+    auto gen = make_stream(3, 0);
+    std::vector<std::vector<Eigen::VectorXd>> seen(alphas.size());
+    run_td_shared(env, window, std::span(learners), gen, run, record, [&](std::size_t, std::span<const LinearTd> all) {
+      for (std::size_t i = 0; i < all.size(); ++i) seen[i].push_back(all[i].weights());
+    });
+    REQUIRE(env.terminated > 0);
+    REQUIRE(env.episodes_ended > env.terminated);
+    for (std::size_t i = 0; i < alphas.size(); ++i) {
+      Truncating<FiniteHmm> alone_env{episodic_chain(), 4};
+      Window<> alone_window(2, 4);
+      LinearTd alone(alone_window.dim(), alphas[i]);
+      auto alone_gen = make_stream(3, 0);
+      std::vector<Eigen::VectorXd> alone_seen;
+      run_td(alone_env, alone_window, alone, alone_gen, run, record,
+             [&](std::size_t, const LinearTd& l) { alone_seen.push_back(l.weights()); });
+      CHECK(alone.weights() == learners[i].weights());  // bit for bit
+      CHECK(alone_seen == seen[i]);
+      CHECK(alone_gen == gen);  // the learners drew nothing
+    }
+    CHECK(learners[0].weights() != learners[1].weights());
+  }
+  SECTION("learners with their own memories (TraceTd with several lambda)") {
+    Truncating<FiniteHmm> env{episodic_chain(), 4};
+    std::vector<TraceTd<>> learners{TraceTd<>(0.0, 4, 0.1), TraceTd<>(0.5, 4, 0.05), TraceTd<>(0.9, 4, 0.05)};
+    auto gen = make_stream(4, 2);
+    std::size_t records = 0;
+    run_td_shared(env, std::span(learners), gen, run, record, [&](std::size_t step, std::span<const TraceTd<>> all) {
+      CHECK(step == record[records++]);
+      CHECK(all.size() == 3);
+    });
+    CHECK(records == record.size());
+    for (const auto& learner : learners) {
+      Truncating<FiniteHmm> alone_env{episodic_chain(), 4};
+      TraceTd<> alone(learner.lambda(), 4, learner.step_size());
+      auto alone_gen = make_stream(4, 2);
+      run_td(alone_env, alone, alone_gen, run);
+      CHECK(alone.weights() == learner.weights());
+      CHECK(alone_gen == gen);
+    }
+  }
+}
+
+TEST_CASE("LinearTdBank: learner k is a LinearTd with step size k", "[td][bank]") {
+  const std::vector<double> alphas{0.003, 0.05, 0.4, 1.0};
+  const TdRun run{.steps = 4000, .discount = 0.9};
+  const std::vector<std::size_t> record{100, 4000};
+  const auto check = [&](auto make_memory, double tolerance) {
+    NoisyRandomWalk env({.num_states = 31, .max_step = 3, .num_observations = 4});
+    auto memory = make_memory();
+    LinearTdBank bank(memory.dim(), alphas);
+    auto gen = make_stream(9, 1);
+    std::vector<LinearTdBank::weights_type> seen;
+    run_td(env, memory, bank, gen, run, record,
+           [&](std::size_t, const LinearTdBank& b) { seen.push_back(b.weights()); });
+    REQUIRE(seen.size() == 2);
+    for (std::size_t k = 0; k < alphas.size(); ++k) {
+      NoisyRandomWalk alone_env({.num_states = 31, .max_step = 3, .num_observations = 4});
+      auto alone_memory = make_memory();
+      LinearTd alone(alone_memory.dim(), alphas[k]);
+      auto alone_gen = make_stream(9, 1);
+      run_td(alone_env, alone_memory, alone, alone_gen, run);
+      const Eigen::VectorXd mine = bank.weights(k);
+      if (tolerance == 0.0) {
+        CHECK(mine == alone.weights());  // same operations in the same order
+      } else {
+        CHECK((mine - alone.weights()).cwiseAbs().maxCoeff() <= tolerance);
+      }
+      CHECK(seen[1].col(static_cast<Eigen::Index>(k)) == mine);
+    }
+    CHECK(bank.weights(0) != bank.weights(1));
+  };
+  SECTION("one-hot features (Window)") {
+    check([] { return Window<>(2, 4); }, 0.0);
+  }
+  SECTION("multi-hot features (ConcatWindow)") {
+    check([] { return ConcatWindow<>(3, 4); }, 0.0);
+  }
+  SECTION("dense features (MemoryTrace)") {
+    check([] { return MemoryTrace<>(0.7, 4); }, 1e-12);
+  }
+  SECTION("value and the accessors") {
+    LinearTdBank bank(3, {0.1, 0.2}, 0.5);
+    bank.update(OneHot{0}, 1.0, 0.5, OneHot{1});  // delta = 1 + 0.25 - 0.5 = 0.75 for both
+    CHECK(bank.value(OneHot{0}) == Eigen::RowVector2d(0.575, 0.65));
+    CHECK(bank.value(OneHot{2}) == Eigen::RowVector2d(0.5, 0.5));
+    CHECK(bank.size() == 2);
+    CHECK(bank.dim() == 3);
+    CHECK(bank.step_sizes() == std::vector<double>{0.1, 0.2});
+  }
+  SECTION("bad input") {
+    CHECK_THROWS_WITH(LinearTdBank(3, {}), Catch::Contains("step_sizes must not be empty"));
+    CHECK_THROWS_WITH(LinearTdBank(3, {0.1, -1.0}),
+                      Catch::Contains("step_sizes[1] must be positive and finite, got -1"));
+    CHECK_THROWS_WITH(LinearTdBank(0, {0.1}), Catch::Contains("dim must be in [1, 2^63), got 0"));
+    CHECK_THROWS_WITH(LinearTdBank(2, {0.1}, NAN), Catch::Contains("initial_weight must be finite"));
+    LinearTdBank bank(3, {0.1});
+    CHECK_THROWS_WITH(bank.update(OneHot{0}, 1.0, 1.5, OneHot{1}),
+                      Catch::Contains("discount must be in [0, 1], got 1.5"));
+    CHECK_THROWS_WITH(bank.weights(1), Catch::Contains("k must be below 1, got 1"));
   }
 }
 

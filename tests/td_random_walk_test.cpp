@@ -70,8 +70,8 @@ const std::vector<std::string> quick_alphas{"0.001", "0.005623413251903491", "0.
 
 TEST_CASE("summary.csv has exactly the expected columns and one row per memory, param and alpha") {
   const CsvTable summary = read_csv(quick_run() / "summary.csv");
-  CHECK(summary.header == std::vector<std::string>{"memory", "param", "alpha", "seeds", "steps", "ve_mean",
-                                                   "ve_ci_low", "ve_ci_high", "ve_optimal", "ve_td_fixed_point"});
+  CHECK(summary.header == std::vector<std::string>{"memory", "param", "alpha", "seeds", "steps", "ve_mean", "ve_ci_low",
+                                                   "ve_ci_high", "ve_optimal", "ve_td_fixed_point"});
   // --quick: traces λ ∈ {0, 0.5, 0.9} at α = 0.02; windows and concat m ∈ 1..3, 5 step sizes each.
   REQUIRE(summary.rows.size() == 3 + 2 * 3 * 5);
   for (const char* lambda : {"0", "0.5", "0.9"}) CHECK(find_row(summary, "trace", lambda)[2] == "0.02");
@@ -127,7 +127,8 @@ TEST_CASE("runs.csv holds every run, and summary.csv is their mean") {
   CHECK(runs.header == std::vector<std::string>{"memory", "param", "alpha", "seed", "ve"});
   REQUIRE(runs.rows.size() == (3 + 2 * 3 * 5) * 8);
   std::map<std::string, std::vector<double>> by_setting;
-  for (const auto& row : runs.rows) by_setting[row[0] + "," + row[1] + "," + row[2]].push_back(parse_field<double>(row[4]));
+  for (const auto& row : runs.rows)
+    by_setting[row[0] + "," + row[1] + "," + row[2]].push_back(parse_field<double>(row[4]));
   const CsvTable summary = read_csv(quick_run() / "summary.csv");
   for (const auto& row : summary.rows) {
     const auto& ve = by_setting.at(row[0] + "," + row[1] + "," + row[2]);
@@ -142,10 +143,12 @@ TEST_CASE("the learning curves pass through the runs' value errors at the runs' 
   const CsvTable curve = read_csv(quick_run() / "curve.csv");
   const CsvTable summary = read_csv(quick_run() / "summary.csv");
   CHECK(curve.header == summary.header);
-  // Curves: the trace at λ = 0.9 and the best window and concat setting, 10^3 ... 10^5 steps.
+  // Curves: the traces at λ = 0.8 and 0.9 and the best window and concat setting, 10^3 ... 10^5 steps.
   std::map<std::string, std::vector<std::size_t>> steps;
-  for (const auto& row : curve.rows) steps[row[0]].push_back(parse_field<std::size_t>(row[4]));
-  REQUIRE(steps.size() == 3);
+  for (const auto& row : curve.rows) steps[row[0] + " " + row[1]].push_back(parse_field<std::size_t>(row[4]));
+  REQUIRE(steps.size() == 4);
+  CHECK(steps.contains("trace 0.8"));
+  CHECK(steps.contains("trace 0.9"));
   for (const auto& [memory, points] : steps) {
     CHECK(points.front() == 1000);
     CHECK(points.back() == 100000);
@@ -154,7 +157,7 @@ TEST_CASE("the learning curves pass through the runs' value errors at the runs' 
   // The same seeds see the same walks: the curve at 20,000 steps is the runs' result, to the bit.
   std::size_t matched = 0;
   for (const auto& row : curve.rows) {
-    if (row[4] != "20000") continue;
+    if (row[4] != "20000" || row[1] == "0.8") continue;  // --quick runs no trace at λ = 0.8
     const auto& same = find_row(summary, row[0], row[1], row[2]);
     CHECK(row[5] == same[5]);
     CHECK(row[8] == same[8]);
@@ -207,8 +210,8 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   fs::create_directories(out);
   fs::copy_file(quick_run() / "experiment.txt", out / "experiment.txt");
   CHECK(run_program(out, "--quick --steps 1000 --no-plot") != 0);
-  CHECK_THAT(memtrace::test::slurp(out / "log.txt"), Catch::Contains("describes a different experiment") &&
-                                                        Catch::Contains("steps=1000"));
+  CHECK_THAT(memtrace::test::slurp(out / "log.txt"),
+             Catch::Contains("describes a different experiment") && Catch::Contains("steps=1000"));
   CHECK_FALSE(fs::exists(out / "runs.csv"));
 
   const fs::path bad = dir / "bad";

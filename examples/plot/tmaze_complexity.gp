@@ -14,7 +14,7 @@ set output out
 set datafile separator ','
 
 # The y range of the left panel follows the window entropy and the subspace bound: the d_lambda
-# bound grows faster still (d_lambda ~ k log 5, 10^400 at k = 64) and leaves the plot.
+# bound grows faster still (d_lambda ~ k log 5, 10^378 at k = 64) and leaves the plot.
 stats csv using 6 skip 1 nooutput
 ymax = STATS_max
 stats csv using 8 skip 1 nooutput

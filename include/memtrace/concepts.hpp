@@ -100,12 +100,21 @@ concept FiniteModel = RewardProcess<E, G> && requires(const E& cenv, Eigen::Inde
   { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
 };
 
+/// What the run loops need of a learner (DESIGN.md: learners are small objects the caller steps):
+/// update(φ, r, discount, φ') learns from one transition (discount 0 after a terminal step) and
+/// end_episode() is called when an episode ends. LinearTdBank is one; ValueLearner asks for more.
+template <class L, class Phi>
+concept TdLearner = FeatureVector<Phi> && requires(L& learner, const Phi& phi, double r) {
+  learner.update(phi, r, r, phi);
+  learner.end_episode();
+};
+
 /// A linear value learner stepped by the caller (DESIGN.md): update(φ, r, discount, φ') learns
 /// from one transition (discount 0 after a terminal step) and returns the TD error, value(φ) is the
 /// current estimate, end_episode() is called when an episode ends, weights() are the weights.
 /// Phi is the feature vector type it is stepped with.
 template <class L, class Phi>
-concept ValueLearner = FeatureVector<Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
+concept ValueLearner = TdLearner<L, Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
   { learner.update(phi, r, r, phi) } -> std::convertible_to<double>;
   { clearner.value(phi) } -> std::convertible_to<double>;
   learner.end_episode();

@@ -28,6 +28,7 @@
 #include "memtrace/experiment/sweep.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/td.hpp"
+#include "memtrace/learn/td_bank.hpp"
 #include "memtrace/learn/trace_td.hpp"
 #include "memtrace/memory/memory_trace.hpp"
 #include "memtrace/memory/trace_bank.hpp"

@@ -6,7 +6,10 @@
 
 #include <Eigen/Core>
 #include <Eigen/QR>
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "memtrace/core.hpp"
 
@@ -52,6 +55,26 @@ inline void check_weights(const char* who, const LinearMoments& moments, const E
   const Eigen::VectorXd gap = w - best;
   const double value_error = (minimum > 0.0 ? minimum : 0.0) + gap.dot(moments.second * gap);
   return value_error > 0.0 ? value_error : 0.0;
+}
+
+/// The value errors of K weight vectors at once, the columns of a dim × K matrix (LinearTdBank's
+/// weights, say), with one solve for w*. A column with a non-finite entry (a learner that
+/// diverged) gets +inf rather than an exception.
+template <class Derived>
+[[nodiscard]] Eigen::VectorXd linear_value_errors(const LinearMoments& moments,
+                                                  const Eigen::MatrixBase<Derived>& weights) {
+  if (weights.rows() != moments.cross.size())
+    detail::invalid("linear_value_errors: weights must have ", moments.cross.size(), " rows, got ", weights.rows());
+  const Eigen::VectorXd best = optimal_linear_weights(moments);
+  const double minimum = std::max(0.0, moments.value_second - moments.cross.dot(best));
+  const Eigen::MatrixXd gap = weights.colwise() - best;
+  const Eigen::MatrixXd weighted = moments.second * gap;
+  Eigen::VectorXd value_error(weights.cols());
+  for (Eigen::Index c = 0; c < weights.cols(); ++c) {
+    const double ve = std::max(0.0, minimum + gap.col(c).dot(weighted.col(c)));
+    value_error[c] = std::isfinite(ve) && weights.col(c).allFinite() ? ve : std::numeric_limits<double>::infinity();
+  }
+  return value_error;
 }
 
 /// The TD fixed point: E[φ_t (φ_t - γ φ_{t+1})ᵀ] w = E[φ_t r_{t+1}], where TD(0) with small steps

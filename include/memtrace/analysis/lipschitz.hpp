@@ -54,7 +54,8 @@ namespace detail {
 inline void check_histories(const char* who, std::span<const LabelledHistory> histories, std::size_t num_observations) {
   for (std::size_t i = 0; i < histories.size(); ++i) {
     const LabelledHistory& h = histories[i];
-    if (std::isnan(h.value)) invalid(who, ": histories[", i, "].value must not be NaN, got ", h.value);
+    // An infinite value would make the tolerance infinite and every pair "equal": L = 0, silently.
+    if (!std::isfinite(h.value)) invalid(who, ": histories[", i, "].value must be finite, got ", h.value);
     for (std::size_t k = 0; k < h.history.size(); ++k)
       if (h.history[k] >= num_observations)
         invalid(who, ": histories[", i, "].history[", k, "] must be an observation in [0, ", num_observations,
@@ -108,7 +109,8 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
 /// (clamping f to [v_min, v_max] keeps it L-Lipschitz, so F_{λ,L}'s range costs nothing). Traces
 /// are trace_of (eq:trace over the given observations, zero before them), one-hot over |Y|,
 /// computed once; the pairs cost O(N² |Y|). Values within value_tolerance × max|value| count as
-/// equal. Throws std::invalid_argument for λ ∉ [0, 1), |Y| = 0, an observation ≥ |Y| or a NaN value.
+/// equal. Throws std::invalid_argument for λ ∉ [0, 1), |Y| = 0, an observation ≥ |Y| or a value that
+/// is not finite.
 [[nodiscard]] inline LipschitzPair minimal_lipschitz_pair(std::span<const LabelledHistory> histories, double lambda,
                                                           std::size_t num_observations,
                                                           double value_tolerance = lipschitz_value_tolerance) {

@@ -76,13 +76,21 @@ requires FiniteModel<E>
   return out;
 }
 
+/// The longest corridor tmaze_histories accepts: k² = 2^26 observations (512 MB) in its histories.
+inline constexpr std::size_t tmaze_max_corridor_length = std::size_t{1} << 13;
+
 /// The histories of tab:tmaze-v: every prefix of an episode of the T-maze of corridor length k
 /// under the "always up" policy (TMazeAlwaysUp's model), ao^i and bo^i (i = 0 … k − 2) with value 0
 /// and ao^{k−2}x, bo^{k−2}y (+1), bo^{k−2}x, ao^{k−2}y (−1): 2k + 2 histories. These are the
 /// histories the proof of thm:tmaze checks (all others have probability 0, their value is ⊥). The
 /// values are taken with γ = 0: the only reward is paid on the step after the junction, so the
-/// values are the same for every γ, and γ = 0 makes them exactly 0 and ±1.
+/// values are the same for every γ, and γ = 0 makes them exactly 0 and ±1. The histories hold about
+/// k² observations in all: corridor_length above tmaze_max_corridor_length throws
+/// std::invalid_argument before anything is allocated.
 [[nodiscard]] inline std::vector<LabelledHistory> tmaze_histories(std::size_t corridor_length) {
+  if (corridor_length > tmaze_max_corridor_length)
+    detail::invalid("tmaze_histories: corridor_length must be at most ", tmaze_max_corridor_length,
+                    " (its 2k + 2 histories hold about k^2 observations), got ", corridor_length);
   const TMazeAlwaysUp maze(corridor_length);  // checks corridor_length >= 2
   // k observations reach the junction; the next state is terminal, which ends the enumeration.
   return episode_histories(maze, 0.0, corridor_length + 1);

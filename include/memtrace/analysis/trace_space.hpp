@@ -79,6 +79,8 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
   const Eigen::Index dims = points.rows(), count = points.cols();
   if (offset.size() != 0 && offset.size() != dims)
     detail::invalid("count_boxes: offset must have one entry per row of points (", dims, "), got ", offset.size());
+  for (Eigen::Index i = 0; i < offset.size(); ++i)
+    if (!std::isfinite(offset[i])) detail::invalid("count_boxes: offset[", i, "] must be finite, got ", offset[i]);
   if (count == 0) return 0;
   if (dims == 0) return 1;
   const auto d = static_cast<std::size_t>(dims);

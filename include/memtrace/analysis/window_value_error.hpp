@@ -9,7 +9,9 @@
 #include <Eigen/Core>
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -179,6 +181,27 @@ requires FiniteModel<E>
     const double gap = p > 0.0 ? table[w] - moments.value_sum[w] / p : 0.0;
     value_error += moments.residual[w] + p * gap * gap;
   }
+  return value_error;
+}
+
+/// The value errors of K tables at once, the columns of a |Y|^m × K matrix (LinearTdBank's
+/// weights, say), in one pass over the windows. A column with a non-finite entry (a learner that
+/// diverged) gets +inf rather than an exception.
+template <class Derived>
+[[nodiscard]] Eigen::VectorXd window_value_errors(const WindowMoments& moments,
+                                                  const Eigen::MatrixBase<Derived>& tables) {
+  if (tables.rows() != moments.probability.size())
+    detail::invalid("window_value_errors: tables must have |Y|^m = ", moments.probability.size(), " rows, got ",
+                    tables.rows());
+  const Eigen::Index k = tables.cols();
+  Eigen::VectorXd value_error = Eigen::VectorXd::Constant(k, optimal_window_value_error(moments));
+  for (Eigen::Index w = 0; w < tables.rows(); ++w) {
+    const double p = moments.probability[w];
+    if (p > 0.0) value_error.array() += p * (tables.row(w).transpose().array() - moments.value_sum[w] / p).square();
+  }
+  for (Eigen::Index c = 0; c < k; ++c)
+    if (!std::isfinite(value_error[c]) || !tables.col(c).allFinite())
+      value_error[c] = std::numeric_limits<double>::infinity();
   return value_error;
 }
 

@@ -49,7 +49,7 @@ struct NoRecord {
 /// the loop between two records has no per-step check, so unused hooks cost nothing.
 /// A terminated step is learned with discount 0; a terminated or truncated step ends the episode
 /// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
-template <class Env, Memory M, ValueLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
+template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
           std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
 requires RewardProcess<Env, G>
 void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
@@ -108,7 +108,7 @@ void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std:
 /// generator state would leave it, at the cost of one environment step and one memory update per
 /// step for all of them. on_record(step, std::span<const L>) is called after the steps in record_at.
 /// Pass the learners as a span: run_td_shared(env, memory, std::span(learners), gen, run).
-template <class Env, Memory M, ValueLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
+template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
           std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
 requires RewardProcess<Env, G>
 void run_td_shared(Env& env, M& memory, std::span<L> learners, G& gen, const TdRun& run,

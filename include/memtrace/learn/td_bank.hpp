@@ -1,0 +1,159 @@
+#pragma once
+// A step-size sweep in one object: K linear TD(0) learners that see the same feature vectors and
+// differ only in their step sizes (Appendix D searches 13 step sizes per window length). The K
+// weights of one feature are stored next to each other, so a one-hot step reads and writes one
+// row of K doubles (two cache lines for K = 13) instead of K rows of K separate tables. See
+// docs/learners.md.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+#include "memtrace/features.hpp"
+#include "memtrace/learn/td.hpp"
+
+namespace memtrace {
+
+namespace detail {
+template <class T>
+inline constexpr bool is_multi_hot = false;
+template <int C>
+inline constexpr bool is_multi_hot<MultiHot<C>> = true;
+}  // namespace detail
+
+/// K linear TD(0) learners on one stream of features, learner k with step size step_sizes[k]:
+/// w_k <- w_k + α_k δ_k φ with δ_k = r + γ w_k·φ' - w_k·φ. Learner k ends bit for bit where a
+/// LinearTd with step size α_k would for one-hot and multi-hot features (same operations in the
+/// same order); for dense features it agrees to rounding. Satisfies TdLearner, so run_td drives it.
+class LinearTdBank {
+ public:
+  /// dim × K weights, row-major: row i holds feature i's weight in every learner.
+  using weights_type = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+  LinearTdBank(std::size_t dim, std::vector<double> step_sizes, double initial_weight = 0.0)
+      : step_sizes_(std::move(step_sizes)) {
+    constexpr const char* who = "LinearTdBank";
+    detail::check_dim(who, dim);
+    if (step_sizes_.empty()) detail::invalid(who, ": step_sizes must not be empty");
+    for (std::size_t k = 0; k < step_sizes_.size(); ++k) {
+      const double a = step_sizes_[k];
+      if (!(a > 0.0 && a < std::numeric_limits<double>::infinity()))
+        detail::invalid(who, ": step_sizes[", k, "] must be positive and finite, got ", a);
+    }
+    if (!std::isfinite(initial_weight)) detail::invalid(who, ": initial_weight must be finite, got ", initial_weight);
+    const auto k = static_cast<Eigen::Index>(step_sizes_.size());
+    if (detail::checked_mul(dim, step_sizes_.size()) == 0)
+      detail::invalid(who, ": dim × K = ", dim, " × ", step_sizes_.size(), " overflows");
+    w_ = weights_type::Constant(static_cast<Eigen::Index>(dim), k, initial_weight);
+    alpha_ = Eigen::Map<const Eigen::RowVectorXd>(step_sizes_.data(), k);
+    value_.resize(k);
+    value_next_.resize(k);
+    delta_.resize(k);
+  }
+
+  /// One TD(0) step of every learner for the transition φ -> φ' with reward r and this
+  /// transition's discount (γ, or 0 after a terminal step).
+  template <FeatureVector Phi, FeatureVector PhiNext>
+  void update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
+    detail::check_step_discount("LinearTdBank", discount);
+    if constexpr (std::same_as<Phi, OneHot> && std::same_as<PhiNext, OneHot>) {
+      double* row = w_.row(static_cast<Eigen::Index>(phi.index)).data();
+      const double* next = w_.row(static_cast<Eigen::Index>(phi_next.index)).data();
+      const double* alpha = step_sizes_.data();
+      // One pass: learner k reads its two weights before writing (phi = phi' is fine).
+      for (std::size_t k = 0, n = step_sizes_.size(); k < n; ++k) {
+        const double delta = reward + discount * next[k] - row[k];
+        row[k] += alpha[k] * delta;
+      }
+    } else if constexpr (detail::is_multi_hot<Phi> && detail::is_multi_hot<PhiNext>) {
+      // Plain loops over the rows: K is small and known only at run time, and Eigen's per-expression
+      // overhead would dominate (a concat window of m = 5 is 3m row operations a step).
+      const std::size_t n = step_sizes_.size();
+      double* v = value_.data();
+      double* v_next = value_next_.data();
+      double* step = delta_.data();
+      std::fill(v, v + n, 0.0);
+      std::fill(v_next, v_next + n, 0.0);
+      for (const std::size_t i : phi) {
+        const double* row = w_.row(static_cast<Eigen::Index>(i)).data();
+        for (std::size_t k = 0; k < n; ++k) v[k] += row[k];
+      }
+      for (const std::size_t i : phi_next) {
+        const double* row = w_.row(static_cast<Eigen::Index>(i)).data();
+        for (std::size_t k = 0; k < n; ++k) v_next[k] += row[k];
+      }
+      for (std::size_t k = 0; k < n; ++k) step[k] = step_sizes_[k] * (reward + discount * v_next[k] - v[k]);
+      for (const std::size_t i : phi) {
+        double* row = w_.row(static_cast<Eigen::Index>(i)).data();
+        for (std::size_t k = 0; k < n; ++k) row[k] += step[k];
+      }
+    } else {
+      values(phi, value_);
+      values(phi_next, value_next_);
+      delta_ = (reward + discount * value_next_.array() - value_.array()).matrix();
+      add_rows(phi, (alpha_.array() * delta_.array()).matrix());
+    }
+  }
+
+  /// Nothing carries over between episodes in TD(0).
+  void end_episode() noexcept {}
+
+  /// The estimates of all K learners for φ.
+  template <FeatureVector Phi>
+  [[nodiscard]] Eigen::RowVectorXd value(const Phi& phi) const {
+    Eigen::RowVectorXd v(w_.cols());
+    values(phi, v);
+    return v;
+  }
+  /// Learner k's weights (a copy of column k).
+  [[nodiscard]] Eigen::VectorXd weights(std::size_t k) const {
+    if (k >= size()) detail::invalid("LinearTdBank::weights: k must be below ", size(), ", got ", k);
+    return w_.col(static_cast<Eigen::Index>(k));
+  }
+  /// All weights, dim × K.
+  [[nodiscard]] const weights_type& weights() const noexcept { return w_; }
+  [[nodiscard]] std::size_t size() const noexcept { return step_sizes_.size(); }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(w_.rows()); }
+  [[nodiscard]] const std::vector<double>& step_sizes() const noexcept { return step_sizes_; }
+
+ private:
+  // Row sums in the order dot(w, φ) of features.hpp uses, so each column matches a LinearTd.
+  void values(const OneHot& phi, Eigen::RowVectorXd& out) const { out = w_.row(static_cast<Eigen::Index>(phi.index)); }
+  template <int C>
+  void values(const MultiHot<C>& phi, Eigen::RowVectorXd& out) const {
+    out.setZero();
+    for (const std::size_t i : phi) out += w_.row(static_cast<Eigen::Index>(i));
+  }
+  template <class Phi>
+  void values(const Phi& phi, Eigen::RowVectorXd& out) const {  // any other feature, one learner at a time
+    for (Eigen::Index k = 0; k < w_.cols(); ++k) out[k] = dot(w_.col(k), phi);
+  }
+
+  void add_rows(const OneHot& phi, const Eigen::RowVectorXd& step) {
+    w_.row(static_cast<Eigen::Index>(phi.index)) += step;
+  }
+  template <int C>
+  void add_rows(const MultiHot<C>& phi, const Eigen::RowVectorXd& step) {
+    for (const std::size_t i : phi) w_.row(static_cast<Eigen::Index>(i)) += step;
+  }
+  template <class Phi>
+  void add_rows(const Phi& phi, const Eigen::RowVectorXd& step) {
+    for (Eigen::Index k = 0; k < w_.cols(); ++k) {
+      auto column = w_.col(k);
+      add_scaled(column, step[k], phi);
+    }
+  }
+
+  std::vector<double> step_sizes_;
+  Eigen::RowVectorXd alpha_;
+  weights_type w_;
+  Eigen::RowVectorXd value_, value_next_, delta_;  // scratch, reused every step
+};
+
+}  // namespace memtrace
