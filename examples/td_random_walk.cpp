@@ -13,6 +13,7 @@
 // of the traces. The results do not depend on the thread count or on which settings are asked for.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <memtrace/memtrace.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "plot.hpp"
@@ -82,6 +84,27 @@ void sort_unique(std::vector<T>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+/// A CLI11 check of each value of a flag: a number (read as a double) for which ok holds. Unlike
+/// CLI::Range and CLI::PositiveNumber it refuses nan and a negative value for an unsigned flag,
+/// and says what is expected: "--alphas: value nan must be positive and finite". `why` is added to
+/// the error message only, not to --help.
+CLI::Validator number_check(const std::string& expected, bool (*ok)(double), const std::string& why = {}) {
+  return CLI::Validator(
+      [expected, ok, why](std::string& text) -> std::string {
+        double x = 0.0;
+        const char* end = text.data() + text.size();
+        const auto parsed = std::from_chars(text.data(), end, x);
+        if (parsed.ec != std::errc() || parsed.ptr != end || !ok(x))
+          return "value " + text + " must be " + expected + why;
+        return {};
+      },
+      expected);
+}
+
+const CLI::Validator in_unit_interval = number_check("in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
+const CLI::Validator positive_step = number_check(
+    "positive and finite", [](double x) { return x > 0.0 && x < std::numeric_limits<double>::infinity(); });
+
 /// One memory: a trace with its λ, or a window kind with its length m.
 struct MemorySpec {
   Kind kind;
@@ -131,12 +154,11 @@ Exact analyse(const StationaryProcess& process, const MemorySpec& spec) {
   return e;
 }
 
-/// VE of final weights; a run whose weights diverged has VE +inf.
+/// VE of a learner's weights; weights that diverged (non-finite, or so large that VE overflows)
+/// have VE +inf.
 double value_error(const Exact& e, Kind kind, const Eigen::VectorXd& w) {
-  const double ve = !w.allFinite()         ? std::numeric_limits<double>::infinity()
-                    : kind == Kind::window ? window_value_error(e.window, w)
-                                           : linear_value_error(e.linear, w);
-  return std::isfinite(ve) ? ve : std::numeric_limits<double>::infinity();  // huge weights: inf - inf
+  if (!w.allFinite()) return std::numeric_limits<double>::infinity();
+  return kind == Kind::window ? window_value_error(e.window, w) : linear_value_error(e.linear, w);
 }
 
 /// One seed of one group: runs every learner of the group on the walk of that seed and returns the
@@ -199,21 +221,6 @@ std::string experiment_description(const Options& o, const NoisyRandomWalk& walk
   return s.str();
 }
 
-void check_experiment_file(const fs::path& path, const std::string& description) {
-  if (fs::exists(path)) {
-    std::ifstream in(path);
-    std::stringstream existing;
-    existing << in.rdbuf();
-    if (existing.str() != description)
-      throw std::runtime_error(path.string() + " describes a different experiment:\n" + existing.str() +
-                               "this run is:\n" + description + "use another --out or remove that folder");
-    return;
-  }
-  std::ofstream out(path);
-  out << description;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
 /// Writes `text` to path through a temporary file and a rename, so a reader never sees half of it.
 void write_atomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
@@ -224,6 +231,26 @@ void write_atomically(const fs::path& path, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + tmp.string());
   }
   fs::rename(tmp, path);
+}
+
+/// Refuses a results folder of another experiment; records this one's description in a new folder.
+void check_experiment_file(const fs::path& path, const std::string& description) {
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    std::stringstream existing;
+    existing << in.rdbuf();
+    if (existing.str() != description)
+      throw std::runtime_error(path.string() + " describes a different experiment:\n" + existing.str() +
+                               "this run is:\n" + description + "use another --out or remove that folder");
+    return;
+  }
+  // experiment.txt is written before any results file, so results without it are of unknown origin.
+  for (const char* results : {"runs.csv", "curve_runs.csv"})
+    if (fs::exists(path.parent_path() / results))
+      throw std::runtime_error((path.parent_path() / results).string() + " exists but " + path.string() +
+                               " does not, so it may hold runs of another experiment: use another --out or "
+                               "remove that folder");
+  write_atomically(path, description);
 }
 
 std::string fmt(double x, const char* f = "%.4g") {
@@ -385,10 +412,12 @@ const std::vector<double>& runs_of(const std::map<std::vector<std::string>, std:
 int run(const Options& o) {
   const auto start = Clock::now();
   const fs::path dir(o.out);
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
   fs::create_directories(dir);
   const NoisyRandomWalk walk;
+  check_experiment_file(dir / "experiment.txt", experiment_description(o, walk));  // before any work
   const StationaryProcess process(walk, o.discount);
-  check_experiment_file(dir / "experiment.txt", experiment_description(o, walk));
 
   Plan plan;
   for (double lambda : o.lambdas) plan.add({Kind::trace, lambda, 0}, {o.trace_alpha});
@@ -513,32 +542,42 @@ int main(int argc, char** argv) {
       "The paper's TD random-walk experiment (Fig. 3): TD(0) with memory traces, full windows and\n"
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
       "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png."};
-  app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")->check(CLI::PositiveNumber);
-  app.add_option("--steps", o.steps, "TD steps per run")->check(CLI::PositiveNumber);
-  app.add_option("--threads", o.threads, "Worker threads (0: all cores)");
-  app.add_option("--seed", o.seed, "Base seed; run j of every setting uses make_stream(seed, j)");
-  app.add_option("--discount", o.discount, "Discount γ")->check(CLI::Range(0.0, 0.999999));
+  app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
+      ->check(number_check(
+          "an integer of at least 2", [](double x) { return x >= 2; }, " (a confidence interval needs two runs)"));
+  const CLI::Validator at_least_one = number_check("at least 1", [](double x) { return x >= 1; });
+  app.add_option("--steps", o.steps, "TD steps per run")->check(at_least_one);
+  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")
+      ->check(number_check("in [0, 1024] (0: all cores)", [](double x) { return x >= 0 && x <= 1024; }));
+  app.add_option("--seed", o.seed, "Base seed; run j of every setting uses make_stream(seed, j)")
+      ->check(number_check("a non-negative integer", [](double x) { return x >= 0; }));
+  app.add_option("--discount", o.discount, "Discount γ")->check(in_unit_interval);
   app.add_option("--out", o.out, "Output folder (re-running resumes the runs it holds)");
-  app.add_option("--lambdas", o.lambdas, "Memory-trace λ values, each in [0, 1)")
-      ->check(CLI::Range(0.0, 0.999999))
-      ->expected(0, -1);
-  app.add_flag("--fine", o.fine, "λ from 0 to 0.99 in steps of 0.01 (replaces --lambdas)");
-  app.add_option("--windows", o.windows, "Window lengths m (observations) for full and concatenated windows")
-      ->check(CLI::Range(1, 8))
-      ->expected(0, -1);
-  app.add_option("--alphas", o.alphas, "Step sizes of the windows (default: 13 log-spaced in [1e-4, 1])")
-      ->check(CLI::PositiveNumber)
+  app.add_option("--lambdas", o.lambdas, "Memory-trace λ values, each in [0, 1) (duplicates are ignored)")
+      ->check(in_unit_interval)
       ->expected(1, -1);
-  app.add_option("--trace-alpha", o.trace_alpha, "Step size of the traces")->check(CLI::PositiveNumber);
+  app.add_flag("--fine", o.fine, "λ from 0 to 0.99 in steps of 0.01 (replaces --lambdas)");
+  app.add_option("--windows", o.windows,
+                 "Window lengths m (observations) for full and concatenated windows, each in 1..6 (duplicates "
+                 "are ignored)")
+      ->check(number_check(
+          "in 1..6", [](double x) { return x >= 1 && x <= 6; },
+          " (a full window of m = 7 has 11^7 entries: 2 GB of weights per run in flight)"))
+      ->expected(1, -1);
+  app.add_option("--alphas", o.alphas,
+                 "Step sizes of the windows (default: 13 log-spaced in [1e-4, 1]; duplicates are ignored)")
+      ->check(positive_step)
+      ->expected(1, -1);
+  app.add_option("--trace-alpha", o.trace_alpha, "Step size of the traces")->check(positive_step);
   app.add_flag("--quick", o.quick,
                "A small version in seconds: 8 seeds x 20,000 steps, λ in {0, 0.5, 0.9}, m in 1..3, 5 step sizes");
   app.add_flag("--curve", o.curve,
                "Also learning curves (VE after 10^3 ... --curve-steps steps) of the traces at --curve-lambdas and "
                "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png");
-  app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves")
-      ->check(CLI::Range(1000, 100'000'000));
+  app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves (at least --steps)")
+      ->check(number_check("in [1000, 10^8]", [](double x) { return x >= 1000 && x <= 1e8; }));
   app.add_option("--curve-lambdas", o.curve_lambdas, "λ of the traces in the learning curves")
-      ->check(CLI::Range(0.0, 0.999999))
+      ->check(in_unit_interval)
       ->expected(1, -1);
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   CLI11_PARSE(app, argc, argv);

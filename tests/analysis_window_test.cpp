@@ -287,15 +287,20 @@ TEST_CASE("Value errors of several tables or weight vectors at once equal one at
                     Catch::Contains("tables must have |Y|^m = 27 rows, got 26"));
 
   const LinearMoments concat = concat_moments(process, 2);
-  Eigen::MatrixXd weights(concat.cross.size(), 4);
+  Eigen::MatrixXd weights(concat.cross.size(), 5);
   weights.col(0) = optimal_linear_weights(concat);
   weights.col(1) = weights.col(0) + Eigen::VectorXd::LinSpaced(weights.rows(), -1.0, 1.0);
   weights.col(2).setConstant(0.25);
   weights.col(3).setConstant(std::numeric_limits<double>::quiet_NaN());
+  // Finite weights of a learner on its way to diverging, large enough that the quadratic form
+  // overflows to inf - inf: their value error is +inf, not a NaN clamped to 0.
+  weights.col(4) = 1e200 * Eigen::VectorXd::LinSpaced(weights.rows(), -1.0, 1.0);
   const Eigen::VectorXd linear = linear_value_errors(concat, weights);
   for (Eigen::Index c = 0; c < 3; ++c)
     CHECK(linear[c] == Approx(linear_value_error(concat, weights.col(c))).epsilon(1e-12));
   CHECK(std::isinf(linear[3]));
+  CHECK(std::isinf(linear[4]));
+  CHECK(std::isinf(linear_value_error(concat, weights.col(4))));
   CHECK_THROWS_WITH(linear_value_errors(concat, Eigen::MatrixXd::Zero(5, 1)),
                     Catch::Contains("weights must have 6 rows, got 5"));
 }

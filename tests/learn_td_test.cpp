@@ -403,6 +403,18 @@ TEST_CASE("LinearTdBank: learner k is a LinearTd with step size k", "[td][bank]"
     bank.update(OneHot{0}, 1.0, 0.5, OneHot{1});  // delta = 1 + 0.25 - 0.5 = 0.75 for both
     CHECK(bank.value(OneHot{0}) == Eigen::RowVector2d(0.575, 0.65));
     CHECK(bank.value(OneHot{2}) == Eigen::RowVector2d(0.5, 0.5));
+    bank.update(OneHot{2}, 1.0, 0.5, OneHot{2});  // φ = φ': delta = 1 + 0.25 - 0.5 = 0.75 again
+    CHECK(bank.value(OneHot{2}) == Eigen::RowVector2d(0.575, 0.65));
+    MultiHot<> both(2);  // φ = φ' for multi-hot features: both values read before any write
+    both[0] = 0;
+    both[1] = 2;
+    both.set_size(2);
+    LinearTd first(bank.weights(0), 0.1), second(bank.weights(1), 0.2);
+    bank.update(both, -1.0, 0.9, both);
+    first.update(both, -1.0, 0.9, both);
+    second.update(both, -1.0, 0.9, both);
+    CHECK(bank.weights(0) == first.weights());
+    CHECK(bank.weights(1) == second.weights());
     CHECK(bank.size() == 2);
     CHECK(bank.dim() == 3);
     CHECK(bank.step_sizes() == std::vector<double>{0.1, 0.2});

@@ -214,11 +214,40 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
              Catch::Contains("describes a different experiment") && Catch::Contains("steps=1000"));
   CHECK_FALSE(fs::exists(out / "runs.csv"));
 
-  const fs::path bad = dir / "bad";
-  CHECK(run_program(bad, "--lambdas 1.5") != 0);
-  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--lambdas") && Catch::Contains("1.5"));
-  CHECK(run_program(bad, "--alphas -0.1") != 0);
-  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--alphas"));
-  CHECK(run_program(bad, "--seeds 0") != 0);
-  CHECK_THAT(memtrace::test::slurp(bad / "log.txt"), Catch::Contains("--seeds"));
+  // A folder with results but no experiment.txt may hold another experiment's runs.
+  const fs::path unknown = dir / "unknown";
+  fs::create_directories(unknown);
+  fs::copy_file(quick_run() / "runs.csv", unknown / "runs.csv");
+  CHECK(run_program(unknown, "--quick --no-plot") != 0);
+  CHECK_THAT(memtrace::test::slurp(unknown / "log.txt"), Catch::Contains("runs.csv exists but"));
+  CHECK_FALSE(fs::exists(unknown / "experiment.txt"));
+
+  // Each bad flag in its own folder, so that every message is checked on its own.
+  const auto refused = [&](const std::string& name, const std::string& arguments) {
+    const fs::path bad = dir / name;
+    CHECK(run_program(bad, arguments) != 0);
+    CHECK_FALSE(fs::exists(bad / "experiment.txt"));
+    return memtrace::test::slurp(bad / "log.txt");
+  };
+  using Catch::Contains;
+  CHECK_THAT(refused("lambda", "--lambdas 0.5 1.5"), Contains("--lambdas: value 1.5 must be in [0, 1)"));
+  CHECK_THAT(refused("lambda_nan", "--lambdas nan"), Contains("--lambdas: value nan must be in [0, 1)"));
+  CHECK_THAT(refused("alpha", "--alphas -0.1"), Contains("--alphas: value -0.1 must be positive and finite"));
+  CHECK_THAT(refused("alpha_zero", "--alphas 0"), Contains("--alphas: value 0 must be positive"));
+  CHECK_THAT(refused("trace_alpha", "--trace-alpha inf"), Contains("--trace-alpha: value inf must be positive"));
+  CHECK_THAT(refused("seeds", "--seeds 1"), Contains("--seeds: value 1 must be an integer of at least 2"));
+  CHECK_THAT(refused("windows", "--windows 0"), Contains("--windows: value 0 must be in 1..6"));
+  CHECK_THAT(refused("discount", "--discount 1"), Contains("--discount: value 1 must be in [0, 1)"));
+  CHECK_THAT(refused("threads", "--threads -1"), Contains("--threads: value -1 must be in [0, 1024]"));
+  CHECK_THAT(refused("no_lambdas", "--lambdas"), Contains("--lambdas"));
+  CHECK_THAT(refused("curve", "--curve --steps 5000 --curve-steps 2000"),
+             Contains("--curve-steps (2000) must be at least --steps (5000)"));
+  // --out naming a file (run_program's --out is a folder, so the program is run here directly).
+  const fs::path file = dir / "a_file";
+  std::ofstream(file) << "not a folder\n";
+  const fs::path log = dir / "a_file_log.txt";
+  const int status = std::system((program() + " --out " + file.string() + " >" + log.string() + " 2>&1").c_str());
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) != 0));
+  CHECK_THAT(memtrace::test::slurp(log), Contains("is a file, not a folder"));
+  CHECK(memtrace::test::slurp(file) == "not a folder\n");
 }

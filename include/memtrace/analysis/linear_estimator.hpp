@@ -46,20 +46,32 @@ inline void check_weights(const char* who, const LinearMoments& moments, const E
   return moments.second.completeOrthogonalDecomposition().solve(moments.cross);
 }
 
+namespace detail {
+
+/// VE* + gapᵀ E[φφᵀ] gap, clamped at 0 against rounding. Weights so large (a learner that diverged)
+/// that the quadratic form overflows give inf - inf = NaN or -inf: their value error is +inf, not
+/// the 0 that a clamp would make of it.
+[[nodiscard]] inline double value_error_from_gap(double minimum, double quadratic) noexcept {
+  const double value_error = minimum + quadratic;
+  if (!std::isfinite(value_error)) return std::numeric_limits<double>::infinity();
+  return value_error > 0.0 ? value_error : 0.0;
+}
+
+}  // namespace detail
+
 /// VE(w) = E[(wᵀφ_t - v(x_t))²]. Written as VE* + (w - w*)ᵀ E[φφᵀ] (w - w*), which keeps its digits
-/// near the optimum w* (the direct form cancels there).
+/// near the optimum w* (the direct form cancels there). +inf when that form overflows.
 [[nodiscard]] inline double linear_value_error(const LinearMoments& moments, const Eigen::VectorXd& w) {
   detail::check_weights("linear_value_error", moments, w);
   const Eigen::VectorXd best = optimal_linear_weights(moments);
   const double minimum = moments.value_second - moments.cross.dot(best);
   const Eigen::VectorXd gap = w - best;
-  const double value_error = (minimum > 0.0 ? minimum : 0.0) + gap.dot(moments.second * gap);
-  return value_error > 0.0 ? value_error : 0.0;
+  return detail::value_error_from_gap(minimum > 0.0 ? minimum : 0.0, gap.dot(moments.second * gap));
 }
 
 /// The value errors of K weight vectors at once, the columns of a dim × K matrix (LinearTdBank's
 /// weights, say), with one solve for w*. A column with a non-finite entry (a learner that
-/// diverged) gets +inf rather than an exception.
+/// diverged) gets +inf rather than an exception, and so does one whose quadratic form overflows.
 template <class Derived>
 [[nodiscard]] Eigen::VectorXd linear_value_errors(const LinearMoments& moments,
                                                   const Eigen::MatrixBase<Derived>& weights) {
@@ -71,8 +83,8 @@ template <class Derived>
   const Eigen::MatrixXd weighted = moments.second * gap;
   Eigen::VectorXd value_error(weights.cols());
   for (Eigen::Index c = 0; c < weights.cols(); ++c) {
-    const double ve = std::max(0.0, minimum + gap.col(c).dot(weighted.col(c)));
-    value_error[c] = std::isfinite(ve) && weights.col(c).allFinite() ? ve : std::numeric_limits<double>::infinity();
+    value_error[c] = weights.col(c).allFinite() ? detail::value_error_from_gap(minimum, gap.col(c).dot(weighted.col(c)))
+                                                : std::numeric_limits<double>::infinity();
   }
   return value_error;
 }

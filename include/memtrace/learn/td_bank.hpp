@@ -2,7 +2,7 @@
 // A step-size sweep in one object: K linear TD(0) learners that see the same feature vectors and
 // differ only in their step sizes (Appendix D searches 13 step sizes per window length). The K
 // weights of one feature are stored next to each other, so a one-hot step reads and writes one
-// row of K doubles (two cache lines for K = 13) instead of K rows of K separate tables. See
+// row of K doubles (104 bytes for K = 13) instead of one weight in each of K separate tables. See
 // docs/learners.md.
 
 #include <Eigen/Core>
@@ -30,7 +30,9 @@ inline constexpr bool is_multi_hot<MultiHot<C>> = true;
 /// K linear TD(0) learners on one stream of features, learner k with step size step_sizes[k]:
 /// w_k <- w_k + α_k δ_k φ with δ_k = r + γ w_k·φ' - w_k·φ. Learner k ends bit for bit where a
 /// LinearTd with step size α_k would for one-hot and multi-hot features (same operations in the
-/// same order); for dense features it agrees to rounding. Satisfies TdLearner, so run_td drives it.
+/// same order, as long as the compiler does not reassociate or fuse them: no -ffast-math, and no
+/// FMA contraction, which x86-64 without -march does not have); for dense features it agrees to
+/// rounding. φ and φ' may be the same feature. Satisfies TdLearner, so run_td drives it.
 class LinearTdBank {
  public:
   /// dim × K weights, row-major: row i holds feature i's weight in every learner.
