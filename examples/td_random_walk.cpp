@@ -154,13 +154,6 @@ Exact analyse(const StationaryProcess& process, const MemorySpec& spec) {
   return e;
 }
 
-/// VE of a learner's weights; weights that diverged (non-finite, or so large that VE overflows)
-/// have VE +inf.
-double value_error(const Exact& e, Kind kind, const Eigen::VectorXd& w) {
-  if (!w.allFinite()) return std::numeric_limits<double>::infinity();
-  return kind == Kind::window ? window_value_error(e.window, w) : linear_value_error(e.linear, w);
-}
-
 /// One seed of one group: runs every learner of the group on the walk of that seed and returns the
 /// VE of each learner's weights after each step count in record_at (learner-major).
 std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& memories, const NoisyRandomWalk& walk,
@@ -172,13 +165,15 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
   const std::size_t k = g.alphas.size();
   std::vector<double> ve(k * record_at.size());
   std::size_t column = 0;
-  const auto record = [&](std::size_t, auto learners) {
-    for (std::size_t i = 0; i < k; ++i)
-      ve[i * record_at.size() + column] = value_error(exact[g.memories[i]].get(), g.kind, learners[i].weights());
-    ++column;
-  };
   const std::size_t y = walk.num_observations();
   if (g.kind == Kind::trace) {
+    // Traces: one memory (λ) per learner. A learner that diverged gets VE +inf.
+    const auto record = [&](std::size_t, std::span<const TraceTd<>> learners) {
+      for (std::size_t i = 0; i < k; ++i)
+        ve[i * record_at.size() + column] =
+            linear_value_errors(exact[g.memories[i]].get().linear, learners[i].weights())[0];
+      ++column;
+    };
     std::vector<TraceTd<>> learners;
     for (std::size_t i = 0; i < k; ++i) learners.emplace_back(memories[g.memories[i]].lambda, y, g.alphas[i]);
     run_td_shared(env, std::span(learners), gen, run, record_at, record);

@@ -44,64 +44,6 @@ struct NoRecord {
 
 }  // namespace detail
 
-/// Runs `run.steps` steps of online TD learning. After the steps listed in record_at (strictly
-/// increasing, each <= run.steps; 0 means before the first step) it calls on_record(step, learner);
-/// the loop between two records has no per-step check, so unused hooks cost nothing.
-/// A terminated step is learned with discount 0; a terminated or truncated step ends the episode
-/// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
-template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
-          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
-void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
-            OnRecord&& on_record = {}) {
-  detail::check_run(run, record_at);
-  memory.reset(env.reset(gen));
-  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();  // assigned in place below
-  std::size_t t = 0;
-  const auto advance = [&](std::size_t until) {
-    for (; t < until; ++t) {
-      const Transition transition = env.step(gen);
-      memory.update(transition.observation);
-      learner.update(phi, transition.reward, transition.terminated ? 0.0 : run.discount, memory.features());
-      if (transition.terminated || transition.truncated) [[unlikely]] {
-        learner.end_episode();
-        memory.reset(env.reset(gen));
-      }
-      phi = memory.features();
-    }
-  };
-  for (const std::size_t step : record_at) {
-    advance(step);
-    on_record(step, std::as_const(learner));
-  }
-  advance(run.steps);
-}
-
-/// The same loop for a memory and learner in one object (MemoryLearner, e.g. TraceTd).
-template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
-void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
-            OnRecord&& on_record = {}) {
-  detail::check_run(run, record_at);
-  learner.reset(env.reset(gen));
-  std::size_t t = 0;
-  const auto advance = [&](std::size_t until) {
-    for (; t < until; ++t) {
-      const Transition transition = env.step(gen);
-      learner.learn(transition.observation, transition.reward, transition.terminated ? 0.0 : run.discount);
-      if (transition.terminated || transition.truncated) [[unlikely]] {
-        learner.end_episode();
-        learner.reset(env.reset(gen));
-      }
-    }
-  };
-  for (const std::size_t step : record_at) {
-    advance(step);
-    on_record(step, std::as_const(learner));
-  }
-  advance(run.steps);
-}
-
 /// Several learners on one stream of experience: one environment and one memory, and every learner
 /// learns from the same transitions of feature vectors (a sweep over step sizes, say). Learners draw
 /// no random numbers, so each ends exactly as run_td with the same environment, memory and
@@ -109,13 +51,13 @@ void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std:
 /// step for all of them. on_record(step, std::span<const L>) is called after the steps in record_at.
 /// Pass the learners as a span: run_td_shared(env, memory, std::span(learners), gen, run).
 template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
-          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+          std::uniform_random_bit_generator G, std::size_t Extent, class OnRecord = detail::NoRecord>
 requires RewardProcess<Env, G>
-void run_td_shared(Env& env, M& memory, std::span<L> learners, G& gen, const TdRun& run,
+void run_td_shared(Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
   detail::check_run(run, record_at);
   memory.reset(env.reset(gen));
-  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();
+  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();  // assigned in place below
   std::size_t t = 0;
   const auto advance = [&](std::size_t until) {
     for (; t < until; ++t) {
@@ -133,22 +75,24 @@ void run_td_shared(Env& env, M& memory, std::span<L> learners, G& gen, const TdR
   };
   for (const std::size_t step : record_at) {
     advance(step);
-    on_record(step, std::span<const L>(learners));
+    on_record(step, std::span<const L, Extent>(learners));
   }
   advance(run.steps);
 }
 
 /// The same for learners that hold their own memory (MemoryLearner, e.g. TraceTd with several λ):
 /// every learner absorbs the same observations and rewards.
-template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, std::size_t Extent,
+          class OnRecord = detail::NoRecord>
 requires RewardProcess<Env, G>
-void run_td_shared(Env& env, std::span<L> learners, G& gen, const TdRun& run,
+void run_td_shared(Env& env, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
   detail::check_run(run, record_at);
-  {
+  const auto reset = [&] {
     const Observation y0 = env.reset(gen);
     for (L& learner : learners) learner.reset(y0);
-  }
+  };
+  reset();
   std::size_t t = 0;
   const auto advance = [&](std::size_t until) {
     for (; t < until; ++t) {
@@ -156,19 +100,40 @@ void run_td_shared(Env& env, std::span<L> learners, G& gen, const TdRun& run,
       const double discount = transition.terminated ? 0.0 : run.discount;
       for (L& learner : learners) learner.learn(transition.observation, transition.reward, discount);
       if (transition.terminated || transition.truncated) [[unlikely]] {
-        const Observation y0 = env.reset(gen);
-        for (L& learner : learners) {
-          learner.end_episode();
-          learner.reset(y0);
-        }
+        for (L& learner : learners) learner.end_episode();
+        reset();
       }
     }
   };
   for (const std::size_t step : record_at) {
     advance(step);
-    on_record(step, std::span<const L>(learners));
+    on_record(step, std::span<const L, Extent>(learners));
   }
   advance(run.steps);
+}
+
+/// Runs `run.steps` steps of online TD learning. After the steps listed in record_at (strictly
+/// increasing, each <= run.steps; 0 means before the first step) it calls on_record(step, learner);
+/// the loop between two records has no per-step check, so unused hooks cost nothing.
+/// A terminated step is learned with discount 0; a terminated or truncated step ends the episode
+/// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
+/// (run_td_shared with one learner: a span of static extent 1, so the learner loop disappears.)
+template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
+          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G>
+void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
+            OnRecord&& on_record = {}) {
+  run_td_shared(env, memory, std::span<L, 1>(&learner, 1), gen, run, record_at,
+                [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
+}
+
+/// The same loop for a memory and learner in one object (MemoryLearner, e.g. TraceTd).
+template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G>
+void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
+            OnRecord&& on_record = {}) {
+  run_td_shared(env, std::span<L, 1>(&learner, 1), gen, run, record_at,
+                [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
 }
 
 /// K independent runs in lockstep, each with its own environment, learner and generator: step t of

@@ -20,13 +20,6 @@
 
 namespace memtrace {
 
-namespace detail {
-template <class T>
-inline constexpr bool is_multi_hot = false;
-template <int C>
-inline constexpr bool is_multi_hot<MultiHot<C>> = true;
-}  // namespace detail
-
 /// K linear TD(0) learners on one stream of features, learner k with step size step_sizes[k]:
 /// w_k <- w_k + α_k δ_k φ with δ_k = r + γ w_k·φ' - w_k·φ. Learner k ends bit for bit where a
 /// LinearTd with step size α_k would for one-hot and multi-hot features (same operations in the
@@ -53,10 +46,9 @@ class LinearTdBank {
     if (detail::checked_mul(dim, step_sizes_.size()) == 0)
       detail::invalid(who, ": dim × K = ", dim, " × ", step_sizes_.size(), " overflows");
     w_ = weights_type::Constant(static_cast<Eigen::Index>(dim), k, initial_weight);
-    alpha_ = Eigen::Map<const Eigen::RowVectorXd>(step_sizes_.data(), k);
     value_.resize(k);
     value_next_.resize(k);
-    delta_.resize(k);
+    step_.resize(k);
   }
 
   /// One TD(0) step of every learner for the transition φ -> φ' with reward r and this
@@ -73,33 +65,14 @@ class LinearTdBank {
         const double delta = reward + discount * next[k] - row[k];
         row[k] += alpha[k] * delta;
       }
-    } else if constexpr (detail::is_multi_hot<Phi> && detail::is_multi_hot<PhiNext>) {
-      // Plain loops over the rows: K is small and known only at run time, and Eigen's per-expression
-      // overhead would dominate (a concat window of m = 5 is 3m row operations a step).
-      const std::size_t n = step_sizes_.size();
-      double* v = value_.data();
-      double* v_next = value_next_.data();
-      double* step = delta_.data();
-      std::fill(v, v + n, 0.0);
-      std::fill(v_next, v_next + n, 0.0);
-      for (const std::size_t i : phi) {
-        const double* row = w_.row(static_cast<Eigen::Index>(i)).data();
-        for (std::size_t k = 0; k < n; ++k) v[k] += row[k];
-      }
-      for (const std::size_t i : phi_next) {
-        const double* row = w_.row(static_cast<Eigen::Index>(i)).data();
-        for (std::size_t k = 0; k < n; ++k) v_next[k] += row[k];
-      }
-      for (std::size_t k = 0; k < n; ++k) step[k] = step_sizes_[k] * (reward + discount * v_next[k] - v[k]);
-      for (const std::size_t i : phi) {
-        double* row = w_.row(static_cast<Eigen::Index>(i)).data();
-        for (std::size_t k = 0; k < n; ++k) row[k] += step[k];
-      }
     } else {
       values(phi, value_);
       values(phi_next, value_next_);
-      delta_ = (reward + discount * value_next_.array() - value_.array()).matrix();
-      add_rows(phi, (alpha_.array() * delta_.array()).matrix());
+      const double *v = value_.data(), *v_next = value_next_.data();
+      double* step = step_.data();
+      for (std::size_t k = 0, n = step_sizes_.size(); k < n; ++k)
+        step[k] = step_sizes_[k] * (reward + discount * v_next[k] - v[k]);
+      add_rows(phi, step_);
     }
   }
 
@@ -127,10 +100,17 @@ class LinearTdBank {
  private:
   // Row sums in the order dot(w, φ) of features.hpp uses, so each column matches a LinearTd.
   void values(const OneHot& phi, Eigen::RowVectorXd& out) const { out = w_.row(static_cast<Eigen::Index>(phi.index)); }
+  // Multi-hot rows by plain loops: K is small and known only at run time, and Eigen's
+  // per-expression overhead would dominate (a concat window of m = 5 is 3m row operations a step).
   template <int C>
   void values(const MultiHot<C>& phi, Eigen::RowVectorXd& out) const {
-    out.setZero();
-    for (const std::size_t i : phi) out += w_.row(static_cast<Eigen::Index>(i));
+    const auto n = static_cast<std::size_t>(out.size());
+    double* v = out.data();
+    std::fill(v, v + n, 0.0);
+    for (const std::size_t i : phi) {
+      const double* row = w_.row(static_cast<Eigen::Index>(i)).data();
+      for (std::size_t k = 0; k < n; ++k) v[k] += row[k];
+    }
   }
   template <class Phi>
   void values(const Phi& phi, Eigen::RowVectorXd& out) const {  // any other feature, one learner at a time
@@ -142,7 +122,12 @@ class LinearTdBank {
   }
   template <int C>
   void add_rows(const MultiHot<C>& phi, const Eigen::RowVectorXd& step) {
-    for (const std::size_t i : phi) w_.row(static_cast<Eigen::Index>(i)) += step;
+    const auto n = static_cast<std::size_t>(step.size());
+    const double* s = step.data();
+    for (const std::size_t i : phi) {
+      double* row = w_.row(static_cast<Eigen::Index>(i)).data();
+      for (std::size_t k = 0; k < n; ++k) row[k] += s[k];
+    }
   }
   template <class Phi>
   void add_rows(const Phi& phi, const Eigen::RowVectorXd& step) {
@@ -153,9 +138,8 @@ class LinearTdBank {
   }
 
   std::vector<double> step_sizes_;
-  Eigen::RowVectorXd alpha_;
   weights_type w_;
-  Eigen::RowVectorXd value_, value_next_, delta_;  // scratch, reused every step
+  Eigen::RowVectorXd value_, value_next_, step_;  // scratch, reused every step: w·φ, w·φ', α δ
 };
 
 }  // namespace memtrace
