@@ -38,7 +38,7 @@ void run_steps(benchmark::State& state, Env& env) {
   Xoshiro256StarStar g(2);
   env.reset(g);
   for (auto _ : state) {
-    const Transition tr = env.step(g);
+    const TimeStep<> tr = env.step(g);
     benchmark::DoNotOptimize(tr);
     if (tr.terminated) env.reset(g);
   }

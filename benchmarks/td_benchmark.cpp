@@ -137,7 +137,7 @@ template <class M>
 void run_shared(benchmark::State& state, M memory) {
   NoisyRandomWalk env;
   Xoshiro256StarStar gen(1);
-  std::vector<LinearTd> learners;
+  std::vector<LinearTd<>> learners;
   for (double a : sweep_alphas) learners.emplace_back(memory.dim(), a);
   for (auto _ : state) {
     run_td_shared(env, memory, std::span(learners), gen, TdRun{.steps = steps_per_iteration, .discount = 0.99});

@@ -12,7 +12,7 @@ int main() {
   trace.reset(walk.reset(gen));
   double total = 0.0;
   for (int t = 0; t < 1000; ++t) {
-    const memtrace::Transition tr = walk.step(gen);
+    const memtrace::TimeStep<> tr = walk.step(gen);
     trace.update(tr.observation);
     total += tr.reward;
   }
@@ -25,7 +25,7 @@ int main() {
   // The T-maze as a POMDP, and as an HMM under "always up".
   memtrace::TMaze maze(8);
   memtrace::Observation y = maze.reset(gen);
-  for (memtrace::Transition tr{}; !tr.terminated; y = tr.observation)
+  for (memtrace::TimeStep<> tr{}; !tr.terminated; y = tr.observation)
     tr = maze.step(y == memtrace::tmaze::a ? memtrace::tmaze::up : memtrace::tmaze::down, gen);
   const memtrace::FiniteHmm up = memtrace::TMazeAlwaysUp(8).model();
 
@@ -33,6 +33,6 @@ int main() {
   Eigen::Matrix2d p{{0.9, 0.1}, {0.2, 0.8}}, o{{0.7, 0.3}, {0.1, 0.9}}, r{{0, 1}, {-1, 0}};
   memtrace::FiniteHmm hmm(p, o, Eigen::Vector2d(0.5, 0.5), r);
   hmm.reset(gen);
-  const memtrace::Transition tr = hmm.step(gen);
+  const memtrace::TimeStep<> tr = hmm.step(gen);
   std::cout << total << ' ' << up.num_states() << ' ' << tr.reward << '\n';
 }

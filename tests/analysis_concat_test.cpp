@@ -92,7 +92,7 @@ TEST_CASE("The concat TD fixed point is where long-run TD settles", "[concat_ve]
   for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
   std::vector<BatchMeans> batches(4, BatchMeans(record.size(), 20));
   Xoshiro256StarStar gen(50);
-  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd& l) {
+  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd<>& l) {
     for (std::size_t w = 0; w < 4; ++w) batches[w].add(concat_features(w, 2, 0, m).dot(l.weights()));
   });
   for (std::size_t w = 0; w < 4; ++w) {

@@ -236,7 +236,7 @@ TEST_CASE("The window TD fixed point", "[window_ve][td]") {
   for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
   std::vector<BatchMeans> batches(4, BatchMeans(record.size(), 20));
   Xoshiro256StarStar gen(60);
-  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd& l) {
+  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd<>& l) {
     for (std::size_t w = 0; w < 4; ++w) batches[w].add(l.weights()[static_cast<Eigen::Index>(w)]);
   });
   for (std::size_t w = 0; w < 4; ++w) {

@@ -75,7 +75,7 @@ struct FixedAction {
     return pomdp.reset(g);
   }
   template <class G>
-  Transition step(G& g) {
+  TimeStep<> step(G& g) {
     return pomdp.step(u, g);
   }
   [[nodiscard]] State state() const { return pomdp.state(); }
@@ -211,7 +211,7 @@ TEST_CASE("FiniteHmm ends episodes in terminal states", "[env][finite_hmm]") {
   FiniteHmm hmm(p, o, Eigen::Vector2d(1, 0), Eigen::MatrixXd::Constant(2, 2, 2.0), {false, true});
   Xoshiro256StarStar g(1);
   hmm.reset(g);
-  CHECK(hmm.step(g) == Transition{0, 2.0, true, false});
+  CHECK(hmm.step(g) == TimeStep<>{0, 2.0, true, false});
   CHECK(hmm.state() == 1);
   CHECK_THROWS_AS(hmm.step(g), std::logic_error);
   hmm.reset(g);

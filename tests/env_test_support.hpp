@@ -57,7 +57,7 @@ Agreement agreement(Env env, const FiniteHmm& model, std::uint64_t seed, std::si
   start();
   for (std::size_t t = 0; t < steps; ++t) {
     const State x = env.state();
-    const Transition tr = env.step(gen);
+    const TimeStep<> tr = env.step(gen);
     const State next = env.state();
     ++moves[x * n + next];
     paid[x * n + next] += tr.reward;

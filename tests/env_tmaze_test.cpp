@@ -46,17 +46,17 @@ TEST_CASE("a T-maze episode follows the proof of thm:tmaze", "[env][tmaze]") {
       const std::size_t cue = y0 == tmaze::a ? 0 : 1;
       CHECK(maze.state() == maze.corridor_state(0, cue));
       for (std::size_t t = 1; t + 1 < k; ++t) {
-        CHECK(maze.step(tmaze::down, g) == Transition{tmaze::o, 0.0, false, false});  // actions are ignored here
+        CHECK(maze.step(tmaze::down, g) == TimeStep<>{tmaze::o, 0.0, false, false});  // actions are ignored here
         CHECK(maze.state() == maze.corridor_state(t, cue));
       }
-      const Transition junction = maze.step(tmaze::up, g);  // y_{k-1}
+      const TimeStep<> junction = maze.step(tmaze::up, g);  // y_{k-1}
       REQUIRE((junction.observation == tmaze::x || junction.observation == tmaze::y));
       CHECK(junction.reward == 0.0);
       CHECK_FALSE(junction.terminated);
       const std::size_t sign = junction.observation == tmaze::x ? 0 : 1;
       CHECK(maze.state() == maze.junction_state(cue, sign));
       const Action u = seed % 2 == 0 ? tmaze::up : tmaze::down;
-      const Transition end = maze.step(u, g);
+      const TimeStep<> end = maze.step(u, g);
       CHECK(end.terminated);
       CHECK_FALSE(end.truncated);
       CHECK(end.reward == TMaze::reward(cue, sign, u));
@@ -140,7 +140,7 @@ TEST_CASE("the T-maze gives a pinned trajectory for a pinned seed", "[env][tmaze
   std::vector<double> trajectory;
   for (int episode = 0; episode < 6; ++episode) {
     trajectory.push_back(static_cast<double>(env.reset(g)));
-    for (Transition tr{}; !tr.terminated;) {
+    for (TimeStep<> tr{}; !tr.terminated;) {
       tr = env.step(g);
       trajectory.push_back(static_cast<double>(tr.observation));
       if (tr.terminated) trajectory.push_back(tr.reward);
@@ -164,7 +164,7 @@ struct RandomWalker {
     return nav.reset(g);
   }
   template <class G>
-  Transition step(G& g) {
+  TimeStep<> step(G& g) {
     return nav.step(static_cast<Action>(uniform_index(g, 4)), g);
   }
   [[nodiscard]] State state() const { return nav.state(); }
@@ -181,8 +181,8 @@ TEST_CASE("the navigation T-maze walks the corridor and ends at the junction", "
   Xoshiro256StarStar g(5);
   const Observation cue = nav.reset(g);
   REQUIRE((cue == tmaze::a || cue == tmaze::b));
-  CHECK(nav.step(tmaze::left, g) == Transition{cue, 0.0, false, false});  // the wall: stays, sees the cue again
-  CHECK(nav.step(tmaze::up, g) == Transition{cue, 0.0, false, false});    // up in the corridor: nothing
+  CHECK(nav.step(tmaze::left, g) == TimeStep<>{cue, 0.0, false, false});  // the wall: stays, sees the cue again
+  CHECK(nav.step(tmaze::up, g) == TimeStep<>{cue, 0.0, false, false});    // up in the corridor: nothing
   CHECK(nav.step(tmaze::right, g).observation == tmaze::o);
   CHECK(nav.step(tmaze::right, g).observation == tmaze::o);
   const Observation sign = nav.step(tmaze::right, g).observation;
@@ -190,7 +190,7 @@ TEST_CASE("the navigation T-maze walks the corridor and ends at the junction", "
   CHECK(nav.step(tmaze::right, g).observation == sign);  // the end of the corridor: stays
   CHECK(nav.step(tmaze::left, g).observation == tmaze::o);
   CHECK(nav.step(tmaze::right, g).observation == sign);  // the sign is the same every time
-  const Transition end = nav.step(tmaze::down, g);
+  const TimeStep<> end = nav.step(tmaze::down, g);
   CHECK(end.terminated);
   CHECK(end.reward == TMaze::reward(cue == tmaze::a ? 0 : 1, sign == tmaze::x ? 0 : 1, tmaze::down));
   CHECK(nav.state() == nav.terminal_state());
@@ -202,7 +202,7 @@ TEST_CASE("the navigation T-maze cuts episodes after 5(k + 2)^2 steps", "[env][t
   Xoshiro256StarStar g(1);
   nav.reset(g);
   for (std::size_t t = 1; t < 80; ++t) REQUIRE_FALSE(nav.step(tmaze::left, g).truncated);
-  const Transition last = nav.step(tmaze::left, g);
+  const TimeStep<> last = nav.step(tmaze::left, g);
   CHECK(last.truncated);
   CHECK_FALSE(last.terminated);
   CHECK(last.reward == 0.0);

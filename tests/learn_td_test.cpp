@@ -9,18 +9,18 @@
 
 using namespace memtrace;
 
-static_assert(ValueLearner<LinearTd, OneHot>);
-static_assert(ValueLearner<LinearTd, Eigen::VectorXd>);
-static_assert(ValueLearner<LinearTdLambda, MultiHot<>>);
+static_assert(ValueLearner<LinearTd<>, OneHot>);
+static_assert(ValueLearner<LinearTd<>, Eigen::VectorXd>);
+static_assert(ValueLearner<LinearTdLambda<>, MultiHot<>>);
 static_assert(!ValueLearner<int, OneHot>);
 static_assert(MemoryLearner<TraceTd<>>);
 static_assert(MemoryLearner<TraceTd<std::ratio<1, 2>, 4>>);
-static_assert(!MemoryLearner<LinearTd>);
-static_assert(TdLearner<LinearTdBank, OneHot>);
-static_assert(TdLearner<LinearTdBank, MultiHot<>>);
-static_assert(TdLearner<LinearTdBank, Eigen::VectorXd>);
+static_assert(!MemoryLearner<LinearTd<>>);
+static_assert(FeatureLearner<LinearTdBank, OneHot>);
+static_assert(FeatureLearner<LinearTdBank, MultiHot<>>);
+static_assert(FeatureLearner<LinearTdBank, Eigen::VectorXd>);
 static_assert(!ValueLearner<LinearTdBank, OneHot>);  // K values, not one
-static_assert(TdLearner<LinearTd, OneHot>);
+static_assert(FeatureLearner<LinearTd<>, OneHot>);
 
 namespace {
 
@@ -210,8 +210,8 @@ struct Truncating {
     return env.reset(gen);
   }
   template <class G>
-  Transition step(G& gen) {
-    Transition tr = env.step(gen);
+  TimeStep<> step(G& gen) {
+    TimeStep<> tr = env.step(gen);
     tr.truncated = !tr.terminated && ++t == limit;
     episodes_ended += tr.terminated || tr.truncated ? 1 : 0;
     terminated += tr.terminated ? 1 : 0;
@@ -223,14 +223,14 @@ struct Truncating {
 };
 
 /// LinearTd that also records the discounts it was given and the episode ends.
-struct RecordingTd : LinearTd {
-  using LinearTd::LinearTd;
+struct RecordingTd : LinearTd<> {
+  using LinearTd<>::LinearTd;
   std::size_t zero_discounts = 0, ends = 0, updates = 0;
   template <class P, class Q>
   double update(const P& phi, double reward, double discount, const Q& phi_next) {
     zero_discounts += discount == 0.0 ? 1 : 0;
     ++updates;
-    return LinearTd::update(phi, reward, discount, phi_next);
+    return LinearTd<>::update(phi, reward, discount, phi_next);
   }
   void end_episode() { ++ends; }
 };
@@ -246,7 +246,7 @@ TEST_CASE("run_td records at the requested steps", "[run]") {
   std::vector<Eigen::VectorXd> weights;
   const std::vector<std::size_t> record{0, 1, 10, 100};
   run_td(env, trace, td, gen, TdRun{.steps = 100, .discount = 0.9}, record,
-         [&](std::size_t step, const LinearTd& learner) {
+         [&](std::size_t step, const LinearTd<>& learner) {
            seen.push_back(step);
            weights.push_back(learner.weights());
          });
@@ -316,11 +316,11 @@ TEST_CASE("run_td_shared gives every learner exactly the result of its own run o
   SECTION("one memory, several learners (both kinds of episode end)") {
     Truncating<FiniteHmm> env{episodic_chain(), 4};
     Window<> window(2, 4);
-    std::vector<LinearTd> learners;
+    std::vector<LinearTd<>> learners;
     for (double a : alphas) learners.emplace_back(window.dim(), a);
     auto gen = make_stream(3, 0);
     std::vector<std::vector<Eigen::VectorXd>> seen(alphas.size());
-    run_td_shared(env, window, std::span(learners), gen, run, record, [&](std::size_t, std::span<const LinearTd> all) {
+    run_td_shared(env, window, std::span(learners), gen, run, record, [&](std::size_t, std::span<const LinearTd<>> all) {
       for (std::size_t i = 0; i < all.size(); ++i) seen[i].push_back(all[i].weights());
     });
     REQUIRE(env.terminated > 0);
@@ -332,7 +332,7 @@ TEST_CASE("run_td_shared gives every learner exactly the result of its own run o
       auto alone_gen = make_stream(3, 0);
       std::vector<Eigen::VectorXd> alone_seen;
       run_td(alone_env, alone_window, alone, alone_gen, run, record,
-             [&](std::size_t, const LinearTd& l) { alone_seen.push_back(l.weights()); });
+             [&](std::size_t, const LinearTd<>& l) { alone_seen.push_back(l.weights()); });
       CHECK(alone.weights() == learners[i].weights());  // bit for bit
       CHECK(alone_seen == seen[i]);
       CHECK(alone_gen == gen);  // the learners drew nothing
@@ -451,7 +451,7 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "MemoryTrace: lambda must be in [0, 1), got 1");
   CHECK_THROWS_WITH(TraceTd<>(0.5, 3, 0.0), "TraceTd: step_size must be positive and finite, got 0");
   LinearTd td(3, 0.1);
-  CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd: discount must be in [0, 1], got 1.5");
+  CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd::update: discount must be in [0, 1], got 1.5");
   CHECK(td.weights().isZero());
   TraceTd<> fused(0.5, 3, 0.1, TraceInit::normalized);
   fused.reset(0);

@@ -1,13 +1,17 @@
 #pragma once
-// The vocabulary of memtrace as C++20 concepts, in one place. A user's own environment, memory or
-// feature type plugs in by having the right members: nothing inherits from anything.
-// docs/concepts.md explains each concept with an example.
+// The vocabulary of memtrace as C++20 concepts, in one place. A user's own environment, memory,
+// learner or policy plugs in by having the right members: nothing inherits from anything.
+// Concepts are layered like the maths (AI-Toolbox's pattern): the base concepts make no demand on
+// what an observation is or whether the hidden state is visible; refinements add index
+// observations (FiniteObservations), an exposed hidden state (ExposedState) and the explicit
+// matrices (FiniteModel). docs/concepts.md explains each concept with an example.
 
 #include <Eigen/Core>
 #include <concepts>
 #include <cstddef>
 #include <random>
 #include <type_traits>
+#include <utility>
 
 #include "memtrace/core.hpp"
 #include "memtrace/features.hpp"
@@ -19,22 +23,123 @@ namespace memtrace {
 template <class T>
 concept ObservationIndex = std::unsigned_integral<T>;
 
+namespace detail {
+/// The weights a feature type is used with by default: a dynamic vector of its scalar for Eigen
+/// vectors (float features, float weights), double weights for everything else.
+template <class F>
+struct default_weights {
+  using type = Eigen::VectorXd;
+};
+template <class F>
+requires requires { typename F::Scalar; }
+struct default_weights<F> {
+  using type = Eigen::Matrix<typename F::Scalar, Eigen::Dynamic, 1>;
+};
+}  // namespace detail
+
 /// A feature vector that linear learners can use with weights of type W: dot(w, phi) gives the
 /// linear estimate w·phi and add_scaled(w, alpha, phi) performs w += alpha·phi. Dense Eigen
-/// vectors, OneHot and MultiHot qualify; a user's own type qualifies by providing both functions
-/// in its namespace (found by argument-dependent lookup).
-template <class F, class W = Eigen::VectorXd>
-concept FeatureVector = requires(const F& phi, W& w, const W& cw, double alpha) {
-  { dot(cw, phi) } -> std::convertible_to<double>;
+/// vectors of float or double (with weights of the same scalar), OneHot and MultiHot qualify; a
+/// user's own type qualifies by providing both functions in its namespace (found by ADL).
+template <class F, class W = typename detail::default_weights<F>::type>
+concept FeatureVector = requires(const F& phi, W& w, const W& cw, typename W::Scalar alpha) {
+  { dot(cw, phi) } -> std::convertible_to<typename W::Scalar>;
   add_scaled(w, alpha, phi);
 };
 
-/// A memory turns a stream of observations into a feature vector (DESIGN.md "memory"):
-/// reset(y0) starts a history with its first observation, update(y) absorbs the next one,
-/// features() is the current feature vector (a FeatureVector) and dim() its length (the number of
-/// weights a linear learner needs). Bad observations throw std::invalid_argument.
+/// What one environment step returns (the Gymnasium split of episode ends): the next observation
+/// y_{t+1} (of any type Y: an index, a vector, a multi-hot grid view), the reward r_{t+1} of the
+/// step x_t -> x_{t+1}, whether x_{t+1} is terminal (no bootstrapping past it) and whether the
+/// episode was cut by a time limit (bootstrap). Y = Observation is the index fast path.
+template <class Y = Observation>
+struct TimeStep {
+  Y observation{};
+  double reward = 0.0;
+  bool terminated = false;
+  bool truncated = false;
+  friend bool operator==(const TimeStep&, const TimeStep&) = default;
+};
+
+/// A step result that carries an observation convertible to Y (TimeStep<Y>, or a user's own
+/// struct with the same four members).
+template <class S, class Y>
+concept TimeStepOf = requires(const S& s) {
+  { s.observation } -> std::convertible_to<const Y&>;
+  { s.reward } -> std::convertible_to<double>;
+  { s.terminated } -> std::convertible_to<bool>;
+  { s.truncated } -> std::convertible_to<bool>;
+};
+
+/// The observation type of an environment: what reset(gen) returns.
+template <class E, class G = DefaultGenerator>
+using observation_t = std::remove_cvref_t<decltype(std::declval<E&>().reset(std::declval<G&>()))>;
+
+/// A reward process that can be sampled (an HMM with rewards; a POMDP under a fixed policy; any
+/// simulator that acts by itself): reset(gen) starts an episode and returns y_0, step(gen) moves
+/// on and returns the TimeStep with y_{t+1}. No demand on what observations are or on the hidden
+/// state. G is the generator it is sampled with (any std::uniform_random_bit_generator).
+template <class E, class G = DefaultGenerator>
+concept RewardProcess = std::uniform_random_bit_generator<G> && requires(E& env, G& gen) {
+  env.reset(gen);
+  { env.step(gen) } -> TimeStepOf<observation_t<E, G>>;
+};
+
+/// An environment that takes actions (a POMDP, or any simulator the agent acts in): reset(gen)
+/// returns y_0, step(u, gen) takes the agent's action u in [0, num_actions()) and returns the
+/// TimeStep with y_{t+1}. No demand on what observations are or on the hidden state.
+template <class E, class G = DefaultGenerator>
+concept Pomdp = std::uniform_random_bit_generator<G> && requires(E& env, const E& cenv, G& gen, Action u) {
+  env.reset(gen);
+  { env.step(u, gen) } -> TimeStepOf<observation_t<E, G>>;
+  { cenv.num_actions() } -> std::convertible_to<std::size_t>;
+};
+
+/// Either kind of environment.
+template <class E, class G = DefaultGenerator>
+concept Environment = RewardProcess<E, G> || Pomdp<E, G>;
+
+/// Refinement: observations are indices in [0, num_observations()) of a finite space (the one-hot
+/// vectors e_y of the paper, never built). Window tables and exact analysis need it.
+template <class E, class G = DefaultGenerator>
+concept FiniteObservations = Environment<E, G> && ObservationIndex<observation_t<E, G>> &&
+    requires(const E& cenv) {
+  { cenv.num_observations() } -> std::convertible_to<std::size_t>;
+};
+
+/// Refinement: the hidden state x_t in [0, num_states()) is exposed (tests, Monte Carlo against
+/// true values and exact value errors need it; the run loops never ask).
+template <class E, class G = DefaultGenerator>
+concept ExposedState = Environment<E, G> && requires(const E& cenv) {
+  { cenv.state() } -> std::convertible_to<State>;
+  { cenv.num_states() } -> std::convertible_to<std::size_t>;
+};
+
+/// A reward process with index observations and an exposed state that also gives its explicit
+/// model, which exact analysis solves: model() returns an object (by value or reference) whose
+/// transition() (|X| x |X|, transition(x, x') = p(x' | x), row-stochastic), emission() (|X| x |Y|,
+/// emission(x, y) = p(y | x), row-stochastic), initial() (p(x_0)) and expected_rewards()
+/// (r̄(x) = E[r_{t+1} | x_t = x]) are Eigen matrices and vectors, dense or sparse, and agree with
+/// what the simulator samples. FiniteHmm, NoisyRandomWalk, TwoStateHmm and TMazeAlwaysUp qualify.
+template <class E, class G = DefaultGenerator>
+concept FiniteModel = RewardProcess<E, G> && FiniteObservations<E, G> && ExposedState<E, G> &&
+    requires(const E& cenv, Eigen::Index i) {
+  { cenv.model().transition().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().emission().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().initial().coeff(i) } -> std::convertible_to<double>;
+  { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
+};
+
+/// The feature vector type of a memory.
 template <class M>
-concept Memory = requires(M& m, const M& cm, Observation y) {
+using features_t = std::remove_cvref_t<decltype(std::declval<const M&>().features())>;
+
+/// A memory of observations of type Y turns their stream into a feature vector (DESIGN.md
+/// "memory"): reset(y0) starts a history with its first observation, update(y) absorbs the next
+/// one, features() is the current feature vector (a FeatureVector) and dim() its length (the
+/// number of weights a linear learner needs). Bad observations throw std::invalid_argument.
+/// Y = Observation (an index) by default; MemoryTrace also remembers vectors (Memory<M, Eigen::VectorXf>).
+template <class M, class Y = Observation>
+concept Memory = requires(M& m, const M& cm, const Y& y) {
   m.reset(y);
   m.update(y);
   { cm.features() } -> FeatureVector;
@@ -43,68 +148,20 @@ concept Memory = requires(M& m, const M& cm, Observation y) {
 
 /// A memory of actions as well as observations: update(u, y) absorbs the action u taken after the
 /// previous observation together with the observation y that followed it.
-template <class M>
-concept ObservationActionMemory = requires(M& m, const M& cm, Observation y, Action u) {
+template <class M, class Y = Observation>
+concept ObservationActionMemory = requires(M& m, const M& cm, const Y& y, Action u) {
   m.reset(y);
   m.update(u, y);
   { cm.features() } -> FeatureVector;
   { cm.dim() } -> std::convertible_to<std::size_t>;
 };
 
-/// What one environment step returns (the Gymnasium split of episode ends): the next observation
-/// y_{t+1}, the reward r_{t+1} of the transition x_t -> x_{t+1}, whether x_{t+1} is terminal (no
-/// bootstrapping past it) and whether the episode was cut by a time limit (bootstrap).
-struct Transition {
-  Observation observation = 0;
-  double reward = 0.0;
-  bool terminated = false;
-  bool truncated = false;
-  friend bool operator==(const Transition&, const Transition&) = default;
-};
-
-/// A reward process that can be sampled (an HMM with rewards; a POMDP under a fixed policy):
-/// reset(gen) draws x_0 and returns y_0 ~ O(.|x_0); step(gen) moves to x_{t+1} ~ P(.|x_t), then
-/// emits y_{t+1} ~ O(.|x_{t+1}). The hidden state is exposed for tests and exact value errors.
-/// G is the generator it is sampled with (any std::uniform_random_bit_generator).
-template <class E, class G = DefaultGenerator>
-concept RewardProcess = std::uniform_random_bit_generator<G> && requires(E& env, const E& cenv, G& gen) {
-  { env.reset(gen) } -> std::convertible_to<Observation>;
-  { env.step(gen) } -> std::convertible_to<Transition>;
-  { cenv.state() } -> std::convertible_to<State>;
-  { cenv.num_states() } -> std::convertible_to<std::size_t>;
-  { cenv.num_observations() } -> std::convertible_to<std::size_t>;
-};
-
-/// A POMDP that can be sampled: like RewardProcess, but step(u, gen) takes the agent's action.
-template <class E, class G = DefaultGenerator>
-concept Pomdp = std::uniform_random_bit_generator<G> && requires(E& env, const E& cenv, G& gen, Action u) {
-  { env.reset(gen) } -> std::convertible_to<Observation>;
-  { env.step(u, gen) } -> std::convertible_to<Transition>;
-  { cenv.state() } -> std::convertible_to<State>;
-  { cenv.num_states() } -> std::convertible_to<std::size_t>;
-  { cenv.num_observations() } -> std::convertible_to<std::size_t>;
-  { cenv.num_actions() } -> std::convertible_to<std::size_t>;
-};
-
-/// A reward process that also exposes its explicit model, which exact analysis solves: model()
-/// returns an object (by value or reference) whose transition() (|X| x |X|, transition(x, x') =
-/// p(x' | x), row-stochastic), emission() (|X| x |Y|, emission(x, y) = p(y | x), row-stochastic),
-/// initial() (p(x_0)) and expected_rewards() (r̄(x) = E[r_{t+1} | x_t = x]) are Eigen matrices
-/// and vectors, dense or sparse, and that agree with what the simulator samples. memtrace's
-/// FiniteHmm, NoisyRandomWalk, TwoStateHmm and TMazeAlwaysUp qualify.
-template <class E, class G = DefaultGenerator>
-concept FiniteModel = RewardProcess<E, G> && requires(const E& cenv, Eigen::Index i) {
-  { cenv.model().transition().coeff(i, i) } -> std::convertible_to<double>;
-  { cenv.model().emission().coeff(i, i) } -> std::convertible_to<double>;
-  { cenv.model().initial().coeff(i) } -> std::convertible_to<double>;
-  { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
-};
-
-/// What the run loops need of a learner (DESIGN.md: learners are small objects the caller steps):
-/// update(φ, r, discount, φ') learns from one transition (discount 0 after a terminal step) and
-/// end_episode() is called when an episode ends. LinearTdBank is one; ValueLearner asks for more.
+/// What the TD loops need of a learner (DESIGN.md: learners are small objects the caller steps):
+/// update(φ, r, discount, φ') learns from one transition of feature vectors (discount 0 after a
+/// terminal step) and end_episode() is called when an episode ends. It may hold several learners
+/// (LinearTdBank holds K); ValueLearner refines it with one value and one weight vector.
 template <class L, class Phi>
-concept TdLearner = FeatureVector<Phi> && requires(L& learner, const Phi& phi, double r) {
+concept FeatureLearner = FeatureVector<Phi> && requires(L& learner, const Phi& phi, double r) {
   learner.update(phi, r, r, phi);
   learner.end_episode();
 };
@@ -112,23 +169,29 @@ concept TdLearner = FeatureVector<Phi> && requires(L& learner, const Phi& phi, d
 /// A linear value learner stepped by the caller (DESIGN.md): update(φ, r, discount, φ') learns
 /// from one transition (discount 0 after a terminal step) and returns the TD error, value(φ) is the
 /// current estimate, end_episode() is called when an episode ends, weights() are the weights.
-/// Phi is the feature vector type it is stepped with.
+/// Phi is the feature vector type it is stepped with. LinearTd and LinearTdLambda qualify.
 template <class L, class Phi>
-concept ValueLearner = TdLearner<L, Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
+concept ValueLearner = FeatureLearner<L, Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
   { learner.update(phi, r, r, phi) } -> std::convertible_to<double>;
   { clearner.value(phi) } -> std::convertible_to<double>;
-  learner.end_episode();
   clearner.weights();
 };
 
 /// A memory and a linear learner fused into one object (TraceTd): reset(y0) starts a history,
 /// learn(y, r, discount) absorbs the next observation and learns from the transition into it,
 /// returning the TD error; end_episode() is called when an episode ends.
-template <class L>
-concept MemoryLearner = requires(L& learner, Observation y, double r) {
+template <class L, class Y = Observation>
+concept MemoryLearner = requires(L& learner, const Y& y, double r) {
   learner.reset(y);
   { learner.learn(y, r, r) } -> std::convertible_to<double>;
   learner.end_episode();
+};
+
+/// A policy acting on features of type Phi: act(φ, gen) returns an action in [0, |U|), drawing
+/// any randomness from gen (memtrace's sampling functions keep it the same on every compiler).
+template <class P, class Phi, class G = DefaultGenerator>
+concept Policy = std::uniform_random_bit_generator<G> && requires(P& policy, const Phi& phi, G& gen) {
+  { policy.act(phi, gen) } -> std::convertible_to<Action>;
 };
 
 }  // namespace memtrace

@@ -58,48 +58,82 @@ class MultiHot {
 };
 
 namespace detail {
-/// A dense feature vector: an Eigen column vector of doubles.
+/// A dense feature vector (or weight vector): an Eigen column vector of float or double.
 template <class F>
-concept DenseVector = F::ColsAtCompileTime == 1 && std::same_as<typename F::Scalar, double>;
+concept DenseVector = F::ColsAtCompileTime == 1 && std::floating_point<typename F::Scalar>;
+/// Dense weights and dense features of one scalar type: float weights take float features; mixing
+/// them is refused (cast one side with .cast<float>() or .cast<double>()).
+template <class W, class F>
+concept SameScalar = std::same_as<typename W::Scalar, typename F::Scalar>;
 }  // namespace detail
 
-/// w · phi for dense features.
+/// w · phi for dense features (of the weights' scalar type).
 template <detail::DenseVector W, detail::DenseVector F>
-[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const Eigen::MatrixBase<F>& phi) {
+requires detail::SameScalar<W, F>
+[[nodiscard]] typename W::Scalar dot(const Eigen::MatrixBase<W>& w, const Eigen::MatrixBase<F>& phi) {
   return w.dot(phi);
 }
 
 /// w · e_index = w[index]: O(1).
 template <detail::DenseVector W>
-[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const OneHot& phi) {
+[[nodiscard]] typename W::Scalar dot(const Eigen::MatrixBase<W>& w, const OneHot& phi) {
   return w.coeff(static_cast<Eigen::Index>(phi.index));
 }
 
 /// w · (sum of unit vectors): O(number of active entries).
 template <detail::DenseVector W, int C>
-[[nodiscard]] double dot(const Eigen::MatrixBase<W>& w, const MultiHot<C>& phi) {
-  double sum = 0.0;
+[[nodiscard]] typename W::Scalar dot(const Eigen::MatrixBase<W>& w, const MultiHot<C>& phi) {
+  typename W::Scalar sum = 0;
   for (const std::size_t i : phi) sum += w.coeff(static_cast<Eigen::Index>(i));
   return sum;
 }
 
 /// w += alpha * phi for dense features.
 template <detail::DenseVector W, detail::DenseVector F>
-void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const Eigen::MatrixBase<F>& phi) {
+requires detail::SameScalar<W, F>
+void add_scaled(Eigen::MatrixBase<W>& w, std::type_identity_t<typename W::Scalar> alpha,
+                const Eigen::MatrixBase<F>& phi) {
   w.noalias() += alpha * phi;
 }
 
 /// w += alpha * e_index: touches exactly one weight.
 template <detail::DenseVector W>
-void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const OneHot& phi) {
+void add_scaled(Eigen::MatrixBase<W>& w, std::type_identity_t<typename W::Scalar> alpha, const OneHot& phi) {
   w.coeffRef(static_cast<Eigen::Index>(phi.index)) += alpha;
 }
 
 /// w += alpha * (sum of unit vectors): touches exactly the active weights.
 template <detail::DenseVector W, int C>
-void add_scaled(Eigen::MatrixBase<W>& w, double alpha, const MultiHot<C>& phi) {
+void add_scaled(Eigen::MatrixBase<W>& w, std::type_identity_t<typename W::Scalar> alpha, const MultiHot<C>& phi) {
   for (const std::size_t i : phi) w.coeffRef(static_cast<Eigen::Index>(i)) += alpha;
 }
+
+namespace detail {
+template <class>
+inline constexpr bool always_false = false;
+
+/// Explains at compile time why a feature type does not work with weights W (the concept
+/// FeatureVector only says that it does not). Learners call it before anything else.
+template <class F, class W>
+constexpr void diagnose_feature_type() {
+  if constexpr (requires { typename F::Scalar; F::ColsAtCompileTime; }) {
+    static_assert(F::ColsAtCompileTime == 1,
+                  "memtrace: a feature vector must be a column vector (Eigen::Matrix<Scalar, N, 1>), not a matrix");
+    static_assert(std::floating_point<typename F::Scalar>,
+                  "memtrace: dense features must hold float or double; integer entries are not features "
+                  "(convert with .template cast<float>() or .template cast<double>())");
+    static_assert(std::same_as<typename F::Scalar, typename W::Scalar>,
+                  "memtrace: the features' scalar type differs from the learner's weights (float vs double): "
+                  "use a learner of the features' scalar (e.g. LinearTd<float>) or cast the features");
+  } else {
+    static_assert(requires(const F& phi, W& w, const W& cw, typename W::Scalar a) {
+      dot(cw, phi);
+      add_scaled(w, a, phi);
+    }, "memtrace: not a feature vector: provide dot(w, phi) and add_scaled(w, alpha, phi) for it (found by "
+       "argument-dependent lookup), or use a dense Eigen vector, OneHot or MultiHot");
+  }
+}
+}  // namespace detail
 
 /// The dense vector of length `dim` that a sparse feature vector stands for (for tests, analysis
 /// and plotting; never on a hot path).
@@ -124,7 +158,33 @@ template <detail::DenseVector F>
 [[nodiscard]] Eigen::VectorXd to_dense(const Eigen::MatrixBase<F>& phi, std::size_t dim) {
   if (static_cast<std::size_t>(phi.size()) != dim)
     detail::invalid("to_dense: feature vector has size ", phi.size(), ", expected dim ", dim);
-  return phi;
+  return phi.template cast<double>();
 }
 
+namespace detail {
+
+template <class F>
+struct is_multi_hot : std::false_type {};
+template <int C>
+struct is_multi_hot<MultiHot<C>> : std::true_type {};
+
+/// Throws unless phi fits `dim` weights: an index below dim, a dense vector of length dim. `who`
+/// names the public function and `name` the argument. One branch per call for OneHot and dense
+/// features, one per active entry for MultiHot; a user's own feature type is not inspected.
+template <class F>
+void check_fits(const char* who, const char* name, const F& phi, std::size_t dim) {
+  if constexpr (std::same_as<F, OneHot>) {
+    if (phi.index >= dim) [[unlikely]]
+      invalid(who, ": ", name, " has active index ", phi.index, ", out of range for dim ", dim);
+  } else if constexpr (is_multi_hot<F>::value) {
+    for (const std::size_t i : phi)
+      if (i >= dim) [[unlikely]]
+        invalid(who, ": ", name, " has active index ", i, ", out of range for dim ", dim);
+  } else if constexpr (requires { typename F::Scalar; phi.size(); }) {
+    if (static_cast<std::size_t>(phi.size()) != dim) [[unlikely]]
+      invalid(who, ": ", name, " has size ", phi.size(), ", expected dim ", dim);
+  }
+}
+
+}  // namespace detail
 }  // namespace memtrace

@@ -27,7 +27,7 @@ struct Coin {
     return x = memtrace::uniform_index(g, 2);
   }
   template <class G>
-  memtrace::Transition step(G& g) {
+  memtrace::TimeStep<> step(G& g) {
     x = memtrace::uniform_index(g, 2);
     return {x, 0.0, false, false};
   }
@@ -38,7 +38,7 @@ struct Coin {
 struct ActingCoin : Coin {
   using Coin::step;
   template <class G>
-  memtrace::Transition step(memtrace::Action, G& g) {
+  memtrace::TimeStep<> step(memtrace::Action, G& g) {
     return step(g);
   }
   [[nodiscard]] std::size_t num_actions() const { return 2; }

@@ -84,8 +84,8 @@ struct MonteCarloRun {
 /// not the memory: histories run across episodes, as in the exact analysis), and steps whose state
 /// x_t is terminal are not recorded. `is_terminal(x)` says which states are; for a continuing model
 /// pass a function returning false.
-template <class Env, Memory M, class Sample, class IsTerminal, std::uniform_random_bit_generator G>
-requires RewardProcess<Env, G>
+template <class Env, class M, class Sample, class IsTerminal, std::uniform_random_bit_generator G>
+requires RewardProcess<Env, G> && ExposedState<Env, G> && Memory<M, observation_t<Env, G>>
 [[nodiscard]] MonteCarloEstimate monte_carlo_mean(Env& env, M& memory, Sample&& sample, IsTerminal&& is_terminal,
                                                   G& gen, const MonteCarloRun& run) {
   BatchMeans batches(run.steps, run.batches);
@@ -95,9 +95,9 @@ requires RewardProcess<Env, G>
       batches.add(static_cast<double>(sample(memory.features(), env.state())));
       ++recorded;
     }
-    const Transition transition = env.step(gen);
-    memory.update(transition.observation);
-    if (transition.terminated || transition.truncated) memory.update(env.reset(gen));
+    const auto step = env.step(gen);
+    memory.update(step.observation);
+    if (step.terminated || step.truncated) memory.update(env.reset(gen));
   }
   return batches.estimate();
 }
@@ -105,8 +105,8 @@ requires RewardProcess<Env, G>
 /// VE = E[(f(features_t) - v(x_t))²] of the estimate f(features) against the true values of the
 /// process, over its non-terminal states, from one stationary trajectory of env (which must be
 /// the model the process was built from).
-template <class Env, Memory M, class Estimator, std::uniform_random_bit_generator G>
-requires RewardProcess<Env, G>
+template <class Env, class M, class Estimator, std::uniform_random_bit_generator G>
+requires RewardProcess<Env, G> && ExposedState<Env, G> && Memory<M, observation_t<Env, G>>
 [[nodiscard]] MonteCarloEstimate monte_carlo_value_error(Env& env, M& memory, Estimator&& estimate,
                                                          const StationaryProcess& process, G& gen,
                                                          const MonteCarloRun& run) {

@@ -85,7 +85,7 @@ class FiniteHmm {
 
   /// x -> x' ~ P(.|x) with reward r(x, x'), then y' ~ O(.|x'). Throws std::logic_error in a terminal state.
   template <std::uniform_random_bit_generator G>
-  Transition step(G& gen) {
+  TimeStep<> step(G& gen) {
     if (terminal_[state_]) throw std::logic_error("FiniteHmm::step: the episode has terminated; call reset first");
     const auto [next, reward] = transition_sampler_.sample(state_, gen);
     state_ = next;

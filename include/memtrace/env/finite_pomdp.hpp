@@ -88,7 +88,7 @@ class FinitePomdp {
   /// x -> x' ~ P(.|x, u) with reward r(x, u, x'), then y' ~ O(.|x'). Throws std::invalid_argument
   /// for an action out of range and std::logic_error in a terminal state.
   template <std::uniform_random_bit_generator G>
-  Transition step(Action u, G& gen) {
+  TimeStep<> step(Action u, G& gen) {
     if (u >= transitions_.size())
       detail::invalid("FinitePomdp::step: action must be in [0, ", transitions_.size(), "), got ", u);
     if (terminal_[state_]) throw std::logic_error("FinitePomdp::step: the episode has terminated; call reset first");

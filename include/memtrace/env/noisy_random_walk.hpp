@@ -95,7 +95,7 @@ class NoisyRandomWalk {
   }
 
   template <std::uniform_random_bit_generator G>
-  Transition step(G& gen) {
+  TimeStep<> step(G& gen) {
     if (packed_) {
       const Draw draw = packed_draw(gen);
       move(draw.offset);

@@ -64,7 +64,7 @@ class TMaze {
   /// In the corridor: one step right (the action is ignored; entering the junction draws its sign
   /// with uniform_index(gen, 2)). At the junction: up or down ends the episode with reward ±1.
   template <std::uniform_random_bit_generator G>
-  Transition step(Action u, G& gen) {
+  TimeStep<> step(Action u, G& gen) {
     if (u >= tmaze::num_actions) detail::invalid("TMaze::step: action must be up (0) or down (1), got ", u);
     if (position_ == k_) throw std::logic_error("TMaze::step: the episode has terminated; call reset first");
     if (position_ == k_ - 1) {
@@ -156,7 +156,7 @@ class TMazeAlwaysUp {
     return maze_.reset(gen);
   }
   template <std::uniform_random_bit_generator G>
-  Transition step(G& gen) {
+  TimeStep<> step(G& gen) {
     return maze_.step(tmaze::up, gen);
   }
 
@@ -223,7 +223,7 @@ class TMazeNavigation {
   }
 
   template <std::uniform_random_bit_generator G>
-  Transition step(Action u, [[maybe_unused]] G& gen) {
+  TimeStep<> step(Action u, [[maybe_unused]] G& gen) {
     if (u >= tmaze::num_navigation_actions)
       detail::invalid("TMazeNavigation::step: action must be in [0, 4) (up, down, left, right), got ", u);
     if (done_) throw std::logic_error("TMazeNavigation::step: the episode has ended; call reset first");

@@ -45,7 +45,7 @@ class TwoStateHmm {
   }
 
   template <std::uniform_random_bit_generator G>
-  Transition step(G& gen) {
+  TimeStep<> step(G& gen) {
     if (uniform_real(gen) < p_) x_ = 1 - x_;
     const Observation y = emit(gen);
     return {y, rewards_[y], false, false};

@@ -24,16 +24,16 @@ struct TdRun {
 
 namespace detail {
 
-inline void check_run(const TdRun& run, std::span<const std::size_t> record_at) {
+inline void check_run(const char* who, const TdRun& run, std::span<const std::size_t> record_at) {
   const double top = run.episodic ? 1.0 : 0.0;
   if (!(run.discount >= 0.0 && (run.discount < 1.0 || run.discount <= top)))
-    invalid("run_td: discount must be in [0, 1)", run.episodic ? " (or 1 for an episodic task)" : "", ", got ",
+    invalid(who, ": discount must be in [0, 1)", run.episodic ? " (or 1 for an episodic task)" : "", ", got ",
             run.discount);
   for (std::size_t i = 0; i < record_at.size(); ++i) {
     if (record_at[i] > run.steps)
-      invalid("run_td: record_at[", i, "] = ", record_at[i], " is beyond the run's ", run.steps, " steps");
+      invalid(who, ": record_at[", i, "] = ", record_at[i], " is beyond the run's ", run.steps, " steps");
     if (i > 0 && record_at[i] <= record_at[i - 1])
-      invalid("run_td: record_at must be strictly increasing, got ", record_at[i - 1], " then ", record_at[i]);
+      invalid(who, ": record_at must be strictly increasing, got ", record_at[i - 1], " then ", record_at[i]);
   }
 }
 
@@ -42,31 +42,35 @@ struct NoRecord {
   void operator()(std::size_t, const L&) const noexcept {}
 };
 
-}  // namespace detail
+/// Throws unless every learner that reports its dim() has the memory's: a learner sized for
+/// another memory would read and write past its weights. One comparison per learner and run.
+template <class M, class L, std::size_t Extent>
+void check_learner_dims(const char* who, const M& memory, std::span<L, Extent> learners) {
+  if constexpr (requires(const L& l) { { l.dim() } -> std::convertible_to<std::size_t>; }) {
+    for (std::size_t k = 0; k < learners.size(); ++k)
+      if (static_cast<std::size_t>(learners[k].dim()) != static_cast<std::size_t>(memory.dim())) {
+        if (Extent == 1) invalid(who, ": the learner has dim ", learners[k].dim(), " but the memory has dim ", memory.dim());
+        invalid(who, ": learners[", k, "] has dim ", learners[k].dim(), " but the memory has dim ", memory.dim());
+      }
+  }
+}
 
-/// Several learners on one stream of experience: one environment and one memory, and every learner
-/// learns from the same transitions of feature vectors (a sweep over step sizes, say). Learners draw
-/// no random numbers, so each ends exactly as run_td with the same environment, memory and
-/// generator state would leave it, at the cost of one environment step and one memory update per
-/// step for all of them. on_record(step, std::span<const L>) is called after the steps in record_at.
-/// Pass the learners as a span: run_td_shared(env, memory, std::span(learners), gen, run).
-template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
-          std::uniform_random_bit_generator G, std::size_t Extent, class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
-void run_td_shared(Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
-                   std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
-  detail::check_run(run, record_at);
+template <class Env, class M, class L, class G, std::size_t Extent, class OnRecord>
+void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
+                   std::span<const std::size_t> record_at, OnRecord&& on_record) {
+  check_run(who, run, record_at);
+  check_learner_dims(who, memory, learners);
   memory.reset(env.reset(gen));
-  std::remove_cvref_t<decltype(memory.features())> phi = memory.features();  // assigned in place below
+  features_t<M> phi = memory.features();  // assigned in place below
   std::size_t t = 0;
   const auto advance = [&](std::size_t until) {
     for (; t < until; ++t) {
-      const Transition transition = env.step(gen);
-      memory.update(transition.observation);
-      const double discount = transition.terminated ? 0.0 : run.discount;
+      const auto step = env.step(gen);
+      memory.update(step.observation);
+      const double discount = step.terminated ? 0.0 : run.discount;
       const auto& phi_next = memory.features();
-      for (L& learner : learners) learner.update(phi, transition.reward, discount, phi_next);
-      if (transition.terminated || transition.truncated) [[unlikely]] {
+      for (L& learner : learners) learner.update(phi, step.reward, discount, phi_next);
+      if (step.terminated || step.truncated) [[unlikely]] {
         for (L& learner : learners) learner.end_episode();
         memory.reset(env.reset(gen));
       }
@@ -80,26 +84,43 @@ void run_td_shared(Env& env, M& memory, std::span<L, Extent> learners, G& gen, c
   advance(run.steps);
 }
 
+}  // namespace detail
+
+/// Several learners on one stream of experience: one environment and one memory, and every learner
+/// learns from the same transitions of feature vectors (a sweep over step sizes, say). Learners draw
+/// no random numbers, so each ends exactly as run_td with the same environment, memory and
+/// generator state would leave it, at the cost of one environment step and one memory update per
+/// step for all of them. on_record(step, std::span<const L>) is called after the steps in record_at.
+/// Pass the learners as a span: run_td_shared(env, memory, std::span(learners), gen, run).
+/// A learner whose dim() differs from the memory's is refused before the first step.
+template <class Env, class M, class L, std::uniform_random_bit_generator G, std::size_t Extent,
+          class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G> && Memory<M, observation_t<Env, G>> && FeatureLearner<L, features_t<M>>
+void run_td_shared(Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
+                   std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
+  detail::run_td_shared("run_td_shared", env, memory, learners, gen, run, record_at, on_record);
+}
+
 /// The same for learners that hold their own memory (MemoryLearner, e.g. TraceTd with several λ):
 /// every learner absorbs the same observations and rewards.
-template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, std::size_t Extent,
+template <class Env, class L, std::uniform_random_bit_generator G, std::size_t Extent,
           class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
+requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td_shared(Env& env, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
-  detail::check_run(run, record_at);
+  detail::check_run("run_td_shared", run, record_at);
   const auto reset = [&] {
-    const Observation y0 = env.reset(gen);
+    const auto y0 = env.reset(gen);
     for (L& learner : learners) learner.reset(y0);
   };
   reset();
   std::size_t t = 0;
   const auto advance = [&](std::size_t until) {
     for (; t < until; ++t) {
-      const Transition transition = env.step(gen);
-      const double discount = transition.terminated ? 0.0 : run.discount;
-      for (L& learner : learners) learner.learn(transition.observation, transition.reward, discount);
-      if (transition.terminated || transition.truncated) [[unlikely]] {
+      const auto step = env.step(gen);
+      const double discount = step.terminated ? 0.0 : run.discount;
+      for (L& learner : learners) learner.learn(step.observation, step.reward, discount);
+      if (step.terminated || step.truncated) [[unlikely]] {
         for (L& learner : learners) learner.end_episode();
         reset();
       }
@@ -118,18 +139,17 @@ void run_td_shared(Env& env, std::span<L, Extent> learners, G& gen, const TdRun&
 /// A terminated step is learned with discount 0; a terminated or truncated step ends the episode
 /// (learner.end_episode()) and the next episode starts from env.reset and memory.reset.
 /// (run_td_shared with one learner: a span of static extent 1, so the learner loop disappears.)
-template <class Env, Memory M, TdLearner<std::remove_cvref_t<decltype(std::declval<const M&>().features())>> L,
-          std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
+template <class Env, class M, class L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G> && Memory<M, observation_t<Env, G>> && FeatureLearner<L, features_t<M>>
 void run_td(Env& env, M& memory, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
             OnRecord&& on_record = {}) {
-  run_td_shared(env, memory, std::span<L, 1>(&learner, 1), gen, run, record_at,
-                [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
+  detail::run_td_shared("run_td", env, memory, std::span<L, 1>(&learner, 1), gen, run, record_at,
+                        [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
 }
 
 /// The same loop for a memory and learner in one object (MemoryLearner, e.g. TraceTd).
-template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
-requires RewardProcess<Env, G>
+template <class Env, class L, std::uniform_random_bit_generator G, class OnRecord = detail::NoRecord>
+requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
             OnRecord&& on_record = {}) {
   run_td_shared(env, std::span<L, 1>(&learner, 1), gen, run, record_at,
@@ -141,17 +161,17 @@ void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std:
 /// calls; the point is speed: one TD step is a serial chain of dependent floating-point operations,
 /// and interleaving independent runs lets one core overlap K such chains (on the noisy random walk
 /// with TraceTd, K = 2 is ~1.5x the steps per second of K = 1; see docs/learners.md).
-template <class Env, MemoryLearner L, std::uniform_random_bit_generator G, std::size_t K>
-requires RewardProcess<Env, G>
+template <class Env, class L, std::uniform_random_bit_generator G, std::size_t K>
+requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td_lockstep(std::array<Env, K>& envs, std::array<L, K>& learners, std::array<G, K>& gens, const TdRun& run) {
   static_assert(K >= 1, "run_td_lockstep: K must be at least 1");
-  detail::check_run(run, {});
+  detail::check_run("run_td_lockstep", run, {});
   for (std::size_t k = 0; k < K; ++k) learners[k].reset(envs[k].reset(gens[k]));
   for (std::size_t t = 0; t < run.steps; ++t) {
     for (std::size_t k = 0; k < K; ++k) {
-      const Transition transition = envs[k].step(gens[k]);
-      learners[k].learn(transition.observation, transition.reward, transition.terminated ? 0.0 : run.discount);
-      if (transition.terminated || transition.truncated) [[unlikely]] {
+      const auto step = envs[k].step(gens[k]);
+      learners[k].learn(step.observation, step.reward, step.terminated ? 0.0 : run.discount);
+      if (step.terminated || step.truncated) [[unlikely]] {
         learners[k].end_episode();
         learners[k].reset(envs[k].reset(gens[k]));
       }

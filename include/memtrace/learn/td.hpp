@@ -37,31 +37,46 @@ inline void check_step_discount(const char* who, double discount) {
 
 namespace detail {
 
-/// The weights of a linear estimate and the step size that updates them, both validated.
+/// The weights of a linear estimate (float or double) and the step size that updates them, both
+/// validated.
+template <class Scalar>
 struct LinearWeights {
+  static_assert(std::floating_point<Scalar>, "memtrace: a linear learner's Scalar must be float or double");
+  using vector_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   LinearWeights(const char* who, std::size_t dim, double step, double initial_weight) : step_size(step) {
     check_step_size(who, step);
     check_dim(who, dim);
     if (!std::isfinite(initial_weight)) invalid(who, ": initial_weight must be finite, got ", initial_weight);
-    w = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(dim), initial_weight);
+    w = vector_type::Constant(static_cast<Eigen::Index>(dim), static_cast<Scalar>(initial_weight));
   }
-  LinearWeights(const char* who, Eigen::VectorXd initial_weights, double step)
-      : step_size(step), w(std::move(initial_weights)) {
+  LinearWeights(const char* who, vector_type initial_weights, double step) : step_size(step) {
     check_step_size(who, step);
-    check_dim(who, static_cast<std::size_t>(w.size()));
-    if (!w.allFinite()) invalid(who, ": initial weights must be finite");
+    check_dim(who, static_cast<std::size_t>(initial_weights.size()));
+    if (!initial_weights.allFinite()) invalid(who, ": initial weights must be finite");
+    w = std::move(initial_weights);
+  }
+  /// Throws unless φ and φ' fit the weights (one branch for index and dense features).
+  template <class Phi, class PhiNext>
+  void check_features(const char* who, const Phi& phi, const PhiNext& phi_next) const {
+      diagnose_feature_type<Phi, vector_type>();
+      diagnose_feature_type<PhiNext, vector_type>();
+      const auto n = static_cast<std::size_t>(w.size());
+      check_fits(who, "phi", phi, n);
+      check_fits(who, "phi_next", phi_next, n);
   }
   double step_size;
-  Eigen::VectorXd w;
+  vector_type w;
 };
 
 }  // namespace detail
 
 /// Linear TD(0): w <- w + α δ φ with δ = r + γ w·φ' - w·φ, for any FeatureVector φ.
 /// Cost per update: two dot products and one add_scaled (O(1) for OneHot features).
+/// Scalar: double (the default) or float; dense features must have the same scalar.
+template <class Scalar = double>
 class LinearTd {
  public:
-  using weights_type = Eigen::VectorXd;
+  using weights_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
   /// dim weights, all initial_weight.
   LinearTd(std::size_t dim, double step_size, double initial_weight = 0.0)
@@ -69,28 +84,32 @@ class LinearTd {
   LinearTd(weights_type initial_weights, double step_size) : v_("LinearTd", std::move(initial_weights), step_size) {}
 
   /// One TD(0) step for the transition φ -> φ' with reward r and this transition's discount
-  /// (γ, or 0 when the step terminated the episode). Returns the TD error δ.
-  template <FeatureVector Phi, FeatureVector PhiNext>
+  /// (γ, or 0 when the step terminated the episode). Returns the TD error δ. Features that do
+  /// not fit the weights (an index >= dim(), a dense vector of another length) are refused.
+  template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::check_step_discount("LinearTd", discount);
-    const double delta = reward + discount * dot(v_.w, phi_next) - dot(v_.w, phi);
-    add_scaled(v_.w, v_.step_size * delta, phi);
+    detail::check_step_discount("LinearTd::update", discount);
+    v_.check_features("LinearTd::update", phi, phi_next);
+    const double delta = reward + discount * static_cast<double>(dot(v_.w, phi_next)) -
+                         static_cast<double>(dot(v_.w, phi));
+    add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
     return delta;
   }
 
   /// Nothing carries over between episodes in TD(0); present so loops can treat learners alike.
   void end_episode() noexcept {}
 
-  template <FeatureVector Phi>
+  template <FeatureVector<weights_type> Phi>
   [[nodiscard]] double value(const Phi& phi) const {
-    return dot(v_.w, phi);
+    detail::check_fits("LinearTd::value", "phi", phi, dim());
+    return static_cast<double>(dot(v_.w, phi));
   }
   [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(v_.w.size()); }
   [[nodiscard]] double step_size() const noexcept { return v_.step_size; }
 
  private:
-  detail::LinearWeights v_;
+  detail::LinearWeights<Scalar> v_;
 };
 
 /// Linear TD(κ) with accumulating eligibility traces (Sutton & Barto §12.2):
@@ -98,9 +117,10 @@ class LinearTd {
 /// where γ_prev is the discount of the previous transition, so a terminal step (discount 0)
 /// clears the eligibility for the next episode by itself. κ is the eligibility_decay, named so that
 /// it is never confused with the memory trace's λ. Cost O(dim) per update, whatever the features.
+template <class Scalar = double>
 class LinearTdLambda {
  public:
-  using weights_type = Eigen::VectorXd;
+  using weights_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
   LinearTdLambda(std::size_t dim, double step_size, double eligibility_decay, double initial_weight = 0.0)
       : v_("LinearTdLambda", dim, step_size, initial_weight),
@@ -111,13 +131,15 @@ class LinearTdLambda {
         eligibility_decay_(checked_decay(eligibility_decay)),
         e_(weights_type::Zero(v_.w.size())) {}
 
-  template <FeatureVector Phi, FeatureVector PhiNext>
+  template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::check_step_discount("LinearTdLambda", discount);
-    e_ *= previous_discount_ * eligibility_decay_;
-    add_scaled(e_, 1.0, phi);
-    const double delta = reward + discount * dot(v_.w, phi_next) - dot(v_.w, phi);
-    v_.w.noalias() += (v_.step_size * delta) * e_;
+    detail::check_step_discount("LinearTdLambda::update", discount);
+    v_.check_features("LinearTdLambda::update", phi, phi_next);
+    e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
+    add_scaled(e_, Scalar{1}, phi);
+    const double delta = reward + discount * static_cast<double>(dot(v_.w, phi_next)) -
+                         static_cast<double>(dot(v_.w, phi));
+    v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
     previous_discount_ = discount;
     return delta;
   }
@@ -125,9 +147,10 @@ class LinearTdLambda {
   /// Ends an episode that was cut (truncated) rather than terminated: no eligibility carries over.
   void end_episode() noexcept { previous_discount_ = 0.0; }
 
-  template <FeatureVector Phi>
+  template <FeatureVector<weights_type> Phi>
   [[nodiscard]] double value(const Phi& phi) const {
-    return dot(v_.w, phi);
+    detail::check_fits("LinearTdLambda::value", "phi", phi, dim());
+    return static_cast<double>(dot(v_.w, phi));
   }
   [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
   [[nodiscard]] const weights_type& eligibility() const noexcept { return e_; }
@@ -142,7 +165,7 @@ class LinearTdLambda {
     return decay;
   }
 
-  detail::LinearWeights v_;
+  detail::LinearWeights<Scalar> v_;
   double eligibility_decay_;
   weights_type e_;
   double previous_discount_ = 0.0;

@@ -25,7 +25,7 @@ namespace memtrace {
 /// LinearTd with step size α_k would for one-hot and multi-hot features (same operations in the
 /// same order, as long as the compiler does not reassociate or fuse them: no -ffast-math, and no
 /// FMA contraction, which x86-64 without -march does not have); for dense features it agrees to
-/// rounding. φ and φ' may be the same feature. Satisfies TdLearner, so run_td drives it.
+/// rounding. φ and φ' may be the same feature. Satisfies FeatureLearner, so run_td drives it.
 class LinearTdBank {
  public:
   /// dim × K weights, row-major: row i holds feature i's weight in every learner.
@@ -53,9 +53,13 @@ class LinearTdBank {
 
   /// One TD(0) step of every learner for the transition φ -> φ' with reward r and this
   /// transition's discount (γ, or 0 after a terminal step).
-  template <FeatureVector Phi, FeatureVector PhiNext>
+  template <class Phi, class PhiNext>
   void update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::check_step_discount("LinearTdBank", discount);
+    detail::diagnose_feature_type<Phi, Eigen::VectorXd>();
+    detail::diagnose_feature_type<PhiNext, Eigen::VectorXd>();
+    detail::check_step_discount("LinearTdBank::update", discount);
+    detail::check_fits("LinearTdBank::update", "phi", phi, dim());
+    detail::check_fits("LinearTdBank::update", "phi_next", phi_next, dim());
     if constexpr (std::same_as<Phi, OneHot> && std::same_as<PhiNext, OneHot>) {
       double* row = w_.row(static_cast<Eigen::Index>(phi.index)).data();
       const double* next = w_.row(static_cast<Eigen::Index>(phi_next.index)).data();
@@ -82,6 +86,7 @@ class LinearTdBank {
   /// The estimates of all K learners for φ.
   template <FeatureVector Phi>
   [[nodiscard]] Eigen::RowVectorXd value(const Phi& phi) const {
+    detail::check_fits("LinearTdBank::value", "phi", phi, dim());
     Eigen::RowVectorXd v(w_.cols());
     values(phi, v);
     return v;
