@@ -101,8 +101,7 @@ concept Environment = RewardProcess<E, G> || Pomdp<E, G>;
 /// Refinement: observations are indices in [0, num_observations()) of a finite space (the one-hot
 /// vectors e_y of the paper, never built). Window tables and exact analysis need it.
 template <class E, class G = DefaultGenerator>
-concept FiniteObservations = Environment<E, G> && ObservationIndex<observation_t<E, G>> &&
-    requires(const E& cenv) {
+concept FiniteObservations = Environment<E, G> && ObservationIndex<observation_t<E, G>> && requires(const E& cenv) {
   { cenv.num_observations() } -> std::convertible_to<std::size_t>;
 };
 

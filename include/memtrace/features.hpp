@@ -116,7 +116,10 @@ inline constexpr bool always_false = false;
 /// FeatureVector only says that it does not). Learners call it before anything else.
 template <class F, class W>
 constexpr void diagnose_feature_type() {
-  if constexpr (requires { typename F::Scalar; F::ColsAtCompileTime; }) {
+  if constexpr (requires {
+                  typename F::Scalar;
+                  F::ColsAtCompileTime;
+                }) {
     static_assert(F::ColsAtCompileTime == 1,
                   "memtrace: a feature vector must be a column vector (Eigen::Matrix<Scalar, N, 1>), not a matrix");
     static_assert(std::floating_point<typename F::Scalar>,
@@ -126,11 +129,13 @@ constexpr void diagnose_feature_type() {
                   "memtrace: the features' scalar type differs from the learner's weights (float vs double): "
                   "use a learner of the features' scalar (e.g. LinearTd<float>) or cast the features");
   } else {
-    static_assert(requires(const F& phi, W& w, const W& cw, typename W::Scalar a) {
-      dot(cw, phi);
-      add_scaled(w, a, phi);
-    }, "memtrace: not a feature vector: provide dot(w, phi) and add_scaled(w, alpha, phi) for it (found by "
-       "argument-dependent lookup), or use a dense Eigen vector, OneHot or MultiHot");
+    static_assert(
+        requires(const F& phi, W& w, const W& cw, typename W::Scalar a) {
+          dot(cw, phi);
+          add_scaled(w, a, phi);
+        },
+        "memtrace: not a feature vector: provide dot(w, phi) and add_scaled(w, alpha, phi) for it (found by "
+        "argument-dependent lookup), or use a dense Eigen vector, OneHot or MultiHot");
   }
 }
 }  // namespace detail
@@ -180,7 +185,10 @@ void check_fits(const char* who, const char* name, const F& phi, std::size_t dim
     for (const std::size_t i : phi)
       if (i >= dim) [[unlikely]]
         invalid(who, ": ", name, " has active index ", i, ", out of range for dim ", dim);
-  } else if constexpr (requires { typename F::Scalar; phi.size(); }) {
+  } else if constexpr (requires {
+                         typename F::Scalar;
+                         phi.size();
+                       }) {
     if (static_cast<std::size_t>(phi.size()) != dim) [[unlikely]]
       invalid(who, ": ", name, " has size ", phi.size(), ", expected dim ", dim);
   }

@@ -23,6 +23,7 @@
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/experiment/results.hpp"
+#include "memtrace/experiment/rollout.hpp"
 #include "memtrace/experiment/run.hpp"
 #include "memtrace/experiment/statistics.hpp"
 #include "memtrace/experiment/sweep.hpp"

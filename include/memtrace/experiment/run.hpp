@@ -46,10 +46,13 @@ struct NoRecord {
 /// another memory would read and write past its weights. One comparison per learner and run.
 template <class M, class L, std::size_t Extent>
 void check_learner_dims(const char* who, const M& memory, std::span<L, Extent> learners) {
-  if constexpr (requires(const L& l) { { l.dim() } -> std::convertible_to<std::size_t>; }) {
+  if constexpr (requires(const L& l) {
+                  { l.dim() } -> std::convertible_to<std::size_t>;
+                }) {
     for (std::size_t k = 0; k < learners.size(); ++k)
       if (static_cast<std::size_t>(learners[k].dim()) != static_cast<std::size_t>(memory.dim())) {
-        if (Extent == 1) invalid(who, ": the learner has dim ", learners[k].dim(), " but the memory has dim ", memory.dim());
+        if (Extent == 1)
+          invalid(who, ": the learner has dim ", learners[k].dim(), " but the memory has dim ", memory.dim());
         invalid(who, ": learners[", k, "] has dim ", learners[k].dim(), " but the memory has dim ", memory.dim());
       }
   }

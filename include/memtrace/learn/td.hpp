@@ -58,11 +58,11 @@ struct LinearWeights {
   /// Throws unless φ and φ' fit the weights (one branch for index and dense features).
   template <class Phi, class PhiNext>
   void check_features(const char* who, const Phi& phi, const PhiNext& phi_next) const {
-      diagnose_feature_type<Phi, vector_type>();
-      diagnose_feature_type<PhiNext, vector_type>();
-      const auto n = static_cast<std::size_t>(w.size());
-      check_fits(who, "phi", phi, n);
-      check_fits(who, "phi_next", phi_next, n);
+    diagnose_feature_type<Phi, vector_type>();
+    diagnose_feature_type<PhiNext, vector_type>();
+    const auto n = static_cast<std::size_t>(w.size());
+    check_fits(who, "phi", phi, n);
+    check_fits(who, "phi_next", phi_next, n);
   }
   double step_size;
   vector_type w;
@@ -90,8 +90,8 @@ class LinearTd {
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
     detail::check_step_discount("LinearTd::update", discount);
     v_.check_features("LinearTd::update", phi, phi_next);
-    const double delta = reward + discount * static_cast<double>(dot(v_.w, phi_next)) -
-                         static_cast<double>(dot(v_.w, phi));
+    const double delta =
+        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
     add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
     return delta;
   }
@@ -137,8 +137,8 @@ class LinearTdLambda {
     v_.check_features("LinearTdLambda::update", phi, phi_next);
     e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
     add_scaled(e_, Scalar{1}, phi);
-    const double delta = reward + discount * static_cast<double>(dot(v_.w, phi_next)) -
-                         static_cast<double>(dot(v_.w, phi));
+    const double delta =
+        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
     v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
     previous_discount_ = discount;
     return delta;

@@ -1,0 +1,171 @@
+#pragma once
+// The loop that acts: N environments stepped in lockstep, each with its own memory and generator.
+// At each step the policy picks an action from every environment's features, every environment
+// steps, every memory absorbs (u, y) (or y alone if it does not remember actions), the step's batch
+// goes to a sink (a learner, a buffer, a logger), and environments whose episode ended (terminated
+// or truncated, the Gymnasium split) are reset together with their memory. See docs/control.md.
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/core.hpp"
+
+namespace memtrace {
+
+/// What one environment did at one step of a rollout.
+struct ActedStep {
+  Action action = 0;               ///< u_t, picked by the policy from features[i]
+  double reward = 0.0;             ///< r_{t+1}
+  bool terminated = false;         ///< x_{t+1} is terminal: do not bootstrap from next_features[i]
+  bool truncated = false;          ///< the episode was cut (time limit): bootstrap from next_features[i]
+  double episode_return = 0;       ///< undiscounted sum of the episode's rewards so far, this one included
+  std::size_t episode_length = 0;  ///< steps of the episode so far, this one included
+  friend bool operator==(const ActedStep&, const ActedStep&) = default;
+};
+
+/// One lockstep step of N environments, as the rollout hands it to its sink. Entry i belongs to
+/// environment i. The spans are valid during the sink call only.
+template <class Phi>
+struct RolloutBatch {
+  std::size_t t = 0;                   ///< steps the rollout took before this one
+  std::span<const Phi> features;       ///< φ_t: what the policy acted on
+  std::span<const ActedStep> steps;    ///< action, reward and episode end
+  std::span<const Phi> next_features;  ///< φ_{t+1}: the features after absorbing y_{t+1}, taken
+                                       ///< before an episode-end reset (the "final observation")
+};
+
+/// A policy that acts for a whole batch at once (e.g. one forward pass of a network for N
+/// environments): act(features, gens, actions) writes actions[i] for features[i], drawing the
+/// randomness of entry i from gens[i] only, so that each environment's trajectory does not
+/// depend on N. The rollout prefers it over Policy's one-at-a-time act.
+template <class P, class Phi, class G = DefaultGenerator>
+concept BatchPolicy = std::uniform_random_bit_generator<G> &&
+    requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
+  policy.act(phis, gens, actions);
+};
+
+namespace detail {
+template <class M, class Y>
+concept RolloutMemory = Memory<M, Y> || ObservationActionMemory<M, Y>;
+}  // namespace detail
+
+/// N environments (Pomdp), N memories of their observations and N generators, stepped in
+/// lockstep; N = 1 is allowed. Environment i draws everything (its resets, its steps and its
+/// policy's actions) from generator i, so its trajectory is the same whatever N is and in whatever
+/// order the loop visits the environments. The first step resets every environment and memory.
+template <class Env, class M, std::uniform_random_bit_generator G = DefaultGenerator>
+requires Pomdp<Env, G> && detail::RolloutMemory<M, observation_t<Env, G>>
+class Rollout {
+ public:
+  using observation_type = observation_t<Env, G>;
+  using features_type = features_t<M>;
+  using batch_type = RolloutBatch<features_type>;
+
+  /// Environment i is stepped with memory i and generator i; the three must have one size >= 1.
+  Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens)
+      : envs_(std::move(envs)), memories_(std::move(memories)), gens_(std::move(gens)) {
+    if (envs_.empty()) detail::invalid("Rollout: envs must hold at least one environment, got none");
+    if (memories_.size() != envs_.size())
+      detail::invalid("Rollout: memories must hold one memory per environment (", envs_.size(), "), got ",
+                      memories_.size());
+    if (gens_.size() != envs_.size())
+      detail::invalid("Rollout: gens must hold one generator per environment (", envs_.size(), "), got ", gens_.size());
+    steps_.resize(envs_.size());
+    actions_.resize(envs_.size());
+  }
+
+  /// Resets every environment and memory: the next step starts new episodes.
+  void reset() {
+    features_.clear();
+    next_features_.clear();
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      memories_[i].reset(envs_[i].reset(gens_[i]));
+      features_.push_back(memories_[i].features());
+      steps_[i] = ActedStep{};
+    }
+    next_features_ = features_;
+    started_ = true;
+  }
+
+  /// One step of every environment: the policy acts on each environment's features, the
+  /// environments step, the memories absorb, sink(batch) is called (if given), then environments
+  /// whose episode ended are reset with their memory. P is a BatchPolicy or a Policy.
+  template <class P, class Sink>
+  void step(P& policy, Sink&& sink) {
+    if (!started_) reset();
+    const std::size_t n = envs_.size();
+    if constexpr (BatchPolicy<P, features_type, G>) {
+      policy.act(std::span<const features_type>(features_), std::span<G>(gens_), std::span<Action>(actions_));
+    } else {
+      static_assert(Policy<P, features_type, G>,
+                    "Rollout::step: the policy needs act(features, gen) -> Action (Policy) or "
+                    "act(span<const features>, span<G>, span<Action>) (BatchPolicy)");
+      for (std::size_t i = 0; i < n; ++i) actions_[i] = static_cast<Action>(policy.act(features_[i], gens_[i]));
+    }
+    for (std::size_t i = 0; i < n; ++i)  // before any environment moves: a refused step changes no environment
+      if (actions_[i] >= static_cast<std::size_t>(envs_[i].num_actions()))
+        detail::invalid("Rollout::step: the policy chose action ", actions_[i], " for environment ", i, ", which has ",
+                        envs_[i].num_actions(), " actions");
+    for (std::size_t i = 0; i < n; ++i) {
+      const Action u = actions_[i];
+      const auto result = envs_[i].step(u, gens_[i]);
+      if constexpr (ObservationActionMemory<M, observation_type>)
+        memories_[i].update(u, result.observation);
+      else
+        memories_[i].update(result.observation);
+      ActedStep& s = steps_[i];
+      const bool continuing = !(s.terminated || s.truncated);  // the previous step did not end an episode
+      s.action = u;
+      s.reward = static_cast<double>(result.reward);
+      s.terminated = static_cast<bool>(result.terminated);
+      s.truncated = static_cast<bool>(result.truncated);
+      s.episode_return = (continuing ? s.episode_return : 0.0) + s.reward;
+      s.episode_length = (continuing ? s.episode_length : 0) + 1;
+      next_features_[i] = memories_[i].features();
+    }
+    sink(batch_type{t_, features_, steps_, next_features_});
+    ++t_;
+    features_.swap(next_features_);
+    for (std::size_t i = 0; i < n; ++i)
+      if (steps_[i].terminated || steps_[i].truncated) {
+        memories_[i].reset(envs_[i].reset(gens_[i]));
+        features_[i] = memories_[i].features();
+      }
+  }
+  template <class P>
+  void step(P& policy) {
+    step(policy, [](const batch_type&) {});
+  }
+
+  /// `steps` lockstep steps (each of every environment), each batch handed to sink.
+  template <class P, class Sink>
+  void run(P& policy, std::size_t steps, Sink&& sink) {
+    for (std::size_t k = 0; k < steps; ++k) step(policy, sink);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return envs_.size(); }
+  /// Lockstep steps taken so far.
+  [[nodiscard]] std::size_t steps_taken() const noexcept { return t_; }
+  /// The features environment i's policy acts on next (after the first step or reset()).
+  [[nodiscard]] const features_type& features(std::size_t i) const { return features_.at(i); }
+  [[nodiscard]] const Env& env(std::size_t i) const { return envs_.at(i); }
+  [[nodiscard]] const M& memory(std::size_t i) const { return memories_.at(i); }
+  [[nodiscard]] G& generator(std::size_t i) { return gens_.at(i); }
+
+ private:
+  std::vector<Env> envs_;
+  std::vector<M> memories_;
+  std::vector<G> gens_;
+  std::vector<features_type> features_, next_features_;
+  std::vector<ActedStep> steps_;
+  std::vector<Action> actions_;
+  std::size_t t_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace memtrace

@@ -1,0 +1,239 @@
+// The acting loop (experiment/rollout.hpp): N = 1 is the hand-written loop, resets happen exactly
+// at episode ends, each environment's trajectory depends only on its own generator (not on N nor
+// on the order of the environments), memories that remember actions get them, bad input throws.
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <memtrace/env/tmaze.hpp>
+#include <memtrace/experiment/rollout.hpp>
+#include <memtrace/memory/window.hpp>
+#include <memtrace/memory/with_actions.hpp>
+#include <memtrace/random.hpp>
+#include <span>
+#include <vector>
+
+using namespace memtrace;
+
+namespace {
+
+/// Uniformly random actions, one at a time (Policy).
+struct UniformPolicy {
+  std::size_t num_actions;
+  template <class Phi, class G>
+  Action act(const Phi&, G& gen) const {
+    return static_cast<Action>(uniform_index(gen, num_actions));
+  }
+};
+static_assert(Policy<UniformPolicy, OneHot>);
+static_assert(!BatchPolicy<UniformPolicy, OneHot>);
+
+/// The same policy acting for a whole batch (BatchPolicy).
+struct UniformBatchPolicy {
+  std::size_t num_actions;
+  std::size_t calls = 0;
+  template <class Phi, class G>
+  void act(std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
+    ++calls;
+    for (std::size_t i = 0; i < phis.size(); ++i) actions[i] = static_cast<Action>(uniform_index(gens[i], num_actions));
+  }
+};
+static_assert(BatchPolicy<UniformBatchPolicy, OneHot>);
+
+/// Always the same action.
+struct ConstantPolicy {
+  Action u;
+  template <class Phi, class G>
+  Action act(const Phi&, G&) const {
+    return u;
+  }
+};
+
+/// One environment's trajectory: (window index before the step, action, reward, terminated, truncated).
+struct Record {
+  std::size_t phi, action;
+  double reward;
+  bool terminated, truncated;
+  std::size_t next_phi;
+  bool operator==(const Record&) const = default;
+};
+
+using Nav = TMazeNavigation;
+constexpr std::size_t k = 3;
+constexpr std::size_t limit = 7;  // short episodes, so that both truncations and terminations occur
+
+std::vector<std::vector<Record>> run_rollout(std::span<const std::uint64_t> streams, std::size_t steps) {
+  std::vector<Nav> envs;
+  std::vector<Window<>> memories;
+  std::vector<DefaultGenerator> gens;
+  for (const std::uint64_t s : streams) {
+    envs.emplace_back(k, limit);
+    memories.emplace_back(2, tmaze::num_observations);
+    gens.push_back(make_stream(7, s));
+  }
+  Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
+  std::vector<std::vector<Record>> out(streams.size());
+  UniformPolicy policy{tmaze::num_navigation_actions};
+  rollout.run(policy, steps, [&](const RolloutBatch<OneHot>& batch) {
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      const ActedStep& s = batch.steps[i];
+      out[i].push_back(
+          {batch.features[i].index, s.action, s.reward, s.terminated, s.truncated, batch.next_features[i].index});
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Rollout with one environment equals the hand-written loop step for step", "[rollout]") {
+  const std::size_t steps = 500;
+  // The hand-written loop: act on the features, step, absorb, record, reset at an episode end.
+  std::vector<Record> by_hand;
+  {
+    Nav env(k, limit);
+    Window<> memory(2, tmaze::num_observations);
+    DefaultGenerator gen = make_stream(7, 0);
+    UniformPolicy policy{tmaze::num_navigation_actions};
+    memory.reset(env.reset(gen));
+    for (std::size_t t = 0; t < steps; ++t) {
+      const OneHot phi = memory.features();
+      const Action u = policy.act(phi, gen);
+      const TimeStep<> step = env.step(u, gen);
+      memory.update(step.observation);
+      by_hand.push_back({phi.index, u, step.reward, step.terminated, step.truncated, memory.features().index});
+      if (step.terminated || step.truncated) memory.reset(env.reset(gen));
+    }
+  }
+  const std::uint64_t stream = 0;
+  const auto rolled = run_rollout(std::span(&stream, 1), steps);
+  REQUIRE(rolled.size() == 1);
+  CHECK(rolled[0] == by_hand);
+  // The run had both kinds of episode end.
+  std::size_t terminated = 0, truncated = 0;
+  for (const Record& r : by_hand) {
+    terminated += r.terminated;
+    truncated += r.truncated;
+  }
+  CHECK(terminated > 10);
+  CHECK(truncated > 10);
+}
+
+TEST_CASE("Rollout: each environment's trajectory depends only on its own generator", "[rollout]") {
+  const std::size_t steps = 300;
+  const std::vector<std::uint64_t> one{0}, three{0, 1, 2}, permuted{2, 0, 1};
+  const auto alone = run_rollout(one, steps);
+  const auto together = run_rollout(three, steps);
+  const auto reordered = run_rollout(permuted, steps);
+  CHECK(together[0] == alone[0]);   // N = 1 vs N = 3
+  CHECK(reordered[1] == alone[0]);  // stream 0 visited second
+  CHECK(reordered[0] == together[2]);
+  CHECK(reordered[2] == together[1]);
+  CHECK(together[1] != together[0]);  // different streams give different trajectories
+}
+
+TEST_CASE("Rollout resets an environment and its memory exactly at its episode ends", "[rollout]") {
+  // Always "right": the episode is cut at the limit (truncated) without ever reaching a terminal.
+  std::vector<Nav> envs{Nav(k, limit), Nav(k, 5)};
+  std::vector<Window<>> memories{Window<>(2, tmaze::num_observations), Window<>(2, tmaze::num_observations)};
+  Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(1, 0), make_stream(1, 1)});
+  ConstantPolicy right{tmaze::right};
+  for (std::size_t t = 0; t < 3 * limit * 5; ++t) {
+    rollout.step(right, [&](const RolloutBatch<OneHot>& batch) {
+      for (std::size_t i = 0; i < 2; ++i) {
+        const std::size_t cut = i == 0 ? limit : 5;
+        const ActedStep& s = batch.steps[i];
+        CHECK(s.episode_length == t % cut + 1);
+        CHECK(s.truncated == (s.episode_length == cut));
+        CHECK_FALSE(s.terminated);
+        CHECK(s.episode_return == 0.0);
+      }
+    });
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::size_t cut = i == 0 ? limit : 5;
+      // After the step that ends an episode the environment is back at the start and the memory
+      // holds the start's observation alone (a window of 2 repeats it: index y0 + y0·|Y|).
+      if ((t + 1) % cut == 0) {
+        CHECK(rollout.env(i).state() / 4 == 0);
+        const std::size_t y0 = rollout.env(i).state() % 2;  // position 0 shows the cue: state 2 sign + cue
+        CHECK(rollout.features(i).index == y0 + y0 * tmaze::num_observations);
+      } else {
+        CHECK(rollout.env(i).state() / 4 == std::min((t + 1) % cut, k - 1));
+      }
+    }
+  }
+  CHECK(rollout.steps_taken() == 3 * limit * 5);
+}
+
+TEST_CASE("Rollout: a BatchPolicy gives the same trajectories as a Policy, one call a step", "[rollout]") {
+  const auto make = [] {
+    std::vector<Nav> envs(3, Nav(k, limit));
+    std::vector<Window<>> memories(3, Window<>(2, tmaze::num_observations));
+    return Rollout(std::move(envs), std::move(memories),
+                   std::vector{make_stream(3, 0), make_stream(3, 1), make_stream(3, 2)});
+  };
+  auto a = make();
+  auto b = make();
+  UniformPolicy single{tmaze::num_navigation_actions};
+  UniformBatchPolicy batch{tmaze::num_navigation_actions};
+  std::vector<ActedStep> seen_a, seen_b;
+  a.run(single, 200,
+        [&](const RolloutBatch<OneHot>& x) { seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end()); });
+  b.run(batch, 200,
+        [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
+  CHECK(seen_a == seen_b);
+  CHECK(batch.calls == 200);
+}
+
+TEST_CASE("Rollout feeds (action, observation) to memories that remember actions", "[rollout]") {
+  using Joint = WithActions<Window<>>;
+  constexpr std::size_t num_y = tmaze::num_observations, num_u = tmaze::num_navigation_actions;
+  std::vector<Nav> envs{Nav(k, limit)};
+  std::vector<Joint> memories{Joint(Window<>(1, Joint::num_symbols(num_y, num_u)), num_y, num_u)};
+  Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(5, 0)});
+  UniformPolicy policy{num_u};
+  Nav mirror(k, limit);  // replays the rollout's draws to know each observation
+  DefaultGenerator mirror_gen = make_stream(5, 0);
+  const Observation y0 = mirror.reset(mirror_gen);
+  rollout.reset();
+  CHECK(rollout.features(0).index == y0 + num_y * num_u);  // the first observation: "no action" (u = |U|)
+  std::size_t episodes = 0;
+  for (std::size_t t = 0; t < 200; ++t) {
+    bool ended = false;
+    rollout.step(policy, [&](const RolloutBatch<OneHot>& batch) {
+      const Action u = batch.steps[0].action;
+      CHECK(u == uniform_index(mirror_gen, num_u));  // the policy's draw, from the environment's generator
+      const TimeStep<> step = mirror.step(u, mirror_gen);
+      CHECK(batch.next_features[0].index == step.observation + num_y * u);  // a window of one joint symbol
+      ended = step.terminated || step.truncated;
+    });
+    if (ended) {
+      ++episodes;
+      const Observation start = mirror.reset(mirror_gen);
+      CHECK(rollout.features(0).index == start + num_y * num_u);
+    }
+  }
+  CHECK(episodes > 10);
+}
+
+TEST_CASE("Rollout refuses mismatched sizes and out-of-range actions, and a refused step moves nothing",
+          "[rollout][errors]") {
+  const auto nav = [] { return std::vector<Nav>{Nav(k, limit), Nav(k, limit)}; };
+  const auto windows = [](std::size_t n) { return std::vector<Window<>>(n, Window<>(1, tmaze::num_observations)); };
+  const auto gens = [](std::size_t n) { return std::vector<DefaultGenerator>(n, make_stream(0, 0)); };
+  CHECK_THROWS_WITH(Rollout(std::vector<Nav>{}, windows(0), gens(0)),
+                    "Rollout: envs must hold at least one environment, got none");
+  CHECK_THROWS_WITH(Rollout(nav(), windows(1), gens(2)),
+                    "Rollout: memories must hold one memory per environment (2), got 1");
+  CHECK_THROWS_WITH(Rollout(nav(), windows(2), gens(3)),
+                    "Rollout: gens must hold one generator per environment (2), got 3");
+
+  Rollout rollout(nav(), windows(2), gens(2));
+  ConstantPolicy right{tmaze::right}, bad{4};
+  rollout.step(right);
+  const auto before0 = rollout.env(0).state();
+  const auto before1 = rollout.env(1).state();
+  CHECK_THROWS_WITH(rollout.step(bad),
+                    "Rollout::step: the policy chose action 4 for environment 0, which has 4 actions");
+  CHECK(rollout.env(0).state() == before0);
+  CHECK(rollout.env(1).state() == before1);
+  CHECK(rollout.steps_taken() == 1);
+}
