@@ -482,3 +482,83 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10, .discount = 0.9}, unsorted),
                     "run_td: record_at must be strictly increasing, got 5 then 5");
 }
+
+TEST_CASE("learners refuse features that do not fit their weights, and change nothing", "[td][errors]") {
+  LinearTd td(3, 0.1);
+  td.update(OneHot{0}, 1.0, 0.9, OneHot{1});
+  const Eigen::VectorXd before = td.weights();
+  CHECK_THROWS_WITH(td.update(OneHot{3}, 1.0, 0.9, OneHot{1}),
+                    "LinearTd::update: phi has active index 3, out of range for dim 3");
+  CHECK_THROWS_WITH(td.update(OneHot{0}, 1.0, 0.9, OneHot{7}),
+                    "LinearTd::update: phi_next has active index 7, out of range for dim 3");
+  MultiHot<> multi(2);
+  multi[0] = 1;
+  multi[1] = 5;
+  multi.set_size(2);
+  CHECK_THROWS_WITH(td.update(multi, 1.0, 0.9, OneHot{1}),
+                    "LinearTd::update: phi has active index 5, out of range for dim 3");
+  const Eigen::VectorXd four = Eigen::VectorXd::Ones(4);
+  CHECK_THROWS_WITH(td.update(four, 1.0, 0.9, four), "LinearTd::update: phi has size 4, expected dim 3");
+  CHECK_THROWS_WITH(td.value(OneHot{3}), "LinearTd::value: phi has active index 3, out of range for dim 3");
+  CHECK(td.weights() == before);
+
+  LinearTdLambda lambda(3, 0.1, 0.5);
+  CHECK_THROWS_WITH(lambda.update(OneHot{9}, 1.0, 0.9, OneHot{1}),
+                    "LinearTdLambda::update: phi has active index 9, out of range for dim 3");
+  CHECK(lambda.weights().isZero());
+  CHECK(lambda.eligibility().isZero());
+
+  LinearTdBank bank(3, {0.1, 0.2});
+  CHECK_THROWS_WITH(bank.update(OneHot{0}, 1.0, 0.9, OneHot{3}),
+                    "LinearTdBank::update: phi_next has active index 3, out of range for dim 3");
+  CHECK_THROWS_WITH(bank.update(four, 1.0, 0.9, four), "LinearTdBank::update: phi has size 4, expected dim 3");
+  CHECK(bank.weights().isZero());
+}
+
+TEST_CASE("the run loops refuse a learner sized for another memory before the first step", "[td][errors]") {
+  // The review's case: LinearTd sized for an 11-observation trace, run with a window of 11^2 entries.
+  NoisyRandomWalk walk;
+  Window<> window(2, 11);
+  LinearTd td(11, 0.1);
+  Xoshiro256StarStar gen(1);
+  const Xoshiro256StarStar untouched = gen;
+  CHECK_THROWS_WITH(run_td(walk, window, td, gen, TdRun{.steps = 10}),
+                    "run_td: the learner has dim 11 but the memory has dim 121");
+  CHECK(gen == untouched);  // refused before the environment drew anything
+  CHECK(td.weights().isZero());
+  std::vector<LinearTd<>> learners{LinearTd(121, 0.1), LinearTd(11, 0.1)};
+  CHECK_THROWS_WITH(run_td_shared(walk, window, std::span(learners), gen, TdRun{.steps = 10}),
+                    "run_td_shared: learners[1] has dim 11 but the memory has dim 121");
+  LinearTdBank bank(11, {0.1, 0.2});
+  CHECK_THROWS_WITH(run_td(walk, window, bank, gen, TdRun{.steps = 10}),
+                    "run_td: the learner has dim 11 but the memory has dim 121");
+}
+
+TEST_CASE("LinearTd<float> follows LinearTd<double> to float rounding on trace features", "[td][float]") {
+  NoisyRandomWalk walk;
+  Xoshiro256StarStar gen(3);
+  MemoryTrace<> trace(0.9, 11);
+  LinearTd<double> td64(11, 0.02);
+  LinearTd<float> td32(11, 0.02);
+  static_assert(ValueLearner<LinearTd<float>, Eigen::VectorXf>);
+  static_assert(!FeatureVector<Eigen::VectorXd, Eigen::VectorXf>);          // mixing scalars is refused
+  static_assert(FeatureVector<OneHot, Eigen::VectorXf>);
+  static_assert(FeatureVector<MultiHot<>, Eigen::VectorXf>);
+  trace.reset(walk.reset(gen));
+  Eigen::VectorXd phi = trace.features();
+  for (int t = 0; t < 20000; ++t) {
+    const TimeStep<> step = walk.step(gen);
+    trace.update(step.observation);
+    const Eigen::VectorXd& next = trace.features();
+    td64.update(phi, step.reward, 0.99, next);
+    td32.update(Eigen::VectorXf(phi.cast<float>()), step.reward, 0.99, Eigen::VectorXf(next.cast<float>()));
+    phi = next;
+  }
+  const double scale = td64.weights().cwiseAbs().maxCoeff();
+  REQUIRE(scale > 0.1);
+  CHECK((td32.weights().cast<double>() - td64.weights()).cwiseAbs().maxCoeff() < 1e-3 * scale);
+  // One-hot features index float weights as well.
+  LinearTd<float> tabular(3, 0.5);
+  CHECK(tabular.update(OneHot{0}, 1.0, 0.5, OneHot{1}) == 1.0);
+  CHECK(tabular.weights()[0] == 0.5f);
+}

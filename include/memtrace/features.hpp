@@ -113,29 +113,32 @@ template <class>
 inline constexpr bool always_false = false;
 
 /// Explains at compile time why a feature type does not work with weights W (the concept
-/// FeatureVector only says that it does not). Learners call it before anything else.
+/// FeatureVector only says that it does not): one message, the first reason that applies.
+/// Learners call it instead of their body when the features do not qualify.
 template <class F, class W>
 constexpr void diagnose_feature_type() {
   if constexpr (requires {
                   typename F::Scalar;
                   F::ColsAtCompileTime;
                 }) {
-    static_assert(F::ColsAtCompileTime == 1,
-                  "memtrace: a feature vector must be a column vector (Eigen::Matrix<Scalar, N, 1>), not a matrix");
-    static_assert(std::floating_point<typename F::Scalar>,
-                  "memtrace: dense features must hold float or double; integer entries are not features "
-                  "(convert with .template cast<float>() or .template cast<double>())");
-    static_assert(std::same_as<typename F::Scalar, typename W::Scalar>,
-                  "memtrace: the features' scalar type differs from the learner's weights (float vs double): "
-                  "use a learner of the features' scalar (e.g. LinearTd<float>) or cast the features");
-  } else {
-    static_assert(
-        requires(const F& phi, W& w, const W& cw, typename W::Scalar a) {
-          dot(cw, phi);
-          add_scaled(w, a, phi);
-        },
-        "memtrace: not a feature vector: provide dot(w, phi) and add_scaled(w, alpha, phi) for it (found by "
-        "argument-dependent lookup), or use a dense Eigen vector, OneHot or MultiHot");
+    if constexpr (F::ColsAtCompileTime != 1)
+      static_assert(always_false<F>,
+                    "memtrace: a feature vector must be a column vector (Eigen::Matrix<Scalar, N, 1>), not a matrix");
+    else if constexpr (!std::floating_point<typename F::Scalar>)
+      static_assert(always_false<F>,
+                    "memtrace: dense features must hold float or double; integer entries are not features "
+                    "(convert with .template cast<float>() or .template cast<double>())");
+    else if constexpr (!std::same_as<typename F::Scalar, typename W::Scalar>)
+      static_assert(always_false<F>,
+                    "memtrace: the features' scalar type differs from the learner's weights (float vs double): "
+                    "use a learner of the features' scalar (e.g. LinearTd<float>) or cast the features");
+  } else if constexpr (!requires(const F& phi, W& w, const W& cw, typename W::Scalar a) {
+                         dot(cw, phi);
+                         add_scaled(w, a, phi);
+                       }) {
+    static_assert(always_false<F>,
+                  "memtrace: not a feature vector: provide dot(w, phi) and add_scaled(w, alpha, phi) for it (found "
+                  "by argument-dependent lookup), or use a dense Eigen vector, OneHot or MultiHot");
   }
 }
 }  // namespace detail

@@ -55,11 +55,17 @@ struct LinearWeights {
     if (!initial_weights.allFinite()) invalid(who, ": initial weights must be finite");
     w = std::move(initial_weights);
   }
+  /// Whether Phi and PhiNext can be used with these weights (else diagnose() says why).
+  template <class Phi, class PhiNext>
+  static constexpr bool accepts = FeatureVector<Phi, vector_type>&& FeatureVector<PhiNext, vector_type>;
+  template <class Phi, class PhiNext>
+  static constexpr void diagnose() {
+    diagnose_feature_type<Phi, vector_type>();
+    diagnose_feature_type<PhiNext, vector_type>();
+  }
   /// Throws unless φ and φ' fit the weights (one branch for index and dense features).
   template <class Phi, class PhiNext>
   void check_features(const char* who, const Phi& phi, const PhiNext& phi_next) const {
-    diagnose_feature_type<Phi, vector_type>();
-    diagnose_feature_type<PhiNext, vector_type>();
     const auto n = static_cast<std::size_t>(w.size());
     check_fits(who, "phi", phi, n);
     check_fits(who, "phi_next", phi_next, n);
@@ -78,6 +84,10 @@ class LinearTd {
  public:
   using weights_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
+ private:
+  using linear_weights = detail::LinearWeights<Scalar>;
+
+ public:
   /// dim weights, all initial_weight.
   LinearTd(std::size_t dim, double step_size, double initial_weight = 0.0)
       : v_("LinearTd", dim, step_size, initial_weight) {}
@@ -88,12 +98,17 @@ class LinearTd {
   /// not fit the weights (an index >= dim(), a dense vector of another length) are refused.
   template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::check_step_discount("LinearTd::update", discount);
-    v_.check_features("LinearTd::update", phi, phi_next);
-    const double delta =
-        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-    add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
-    return delta;
+    if constexpr (!linear_weights::template accepts<Phi, PhiNext>) {
+      linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
+      return 0.0;
+    } else {
+      detail::check_step_discount("LinearTd::update", discount);
+      v_.check_features("LinearTd::update", phi, phi_next);
+      const double delta =
+          reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+      add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
+      return delta;
+    }
   }
 
   /// Nothing carries over between episodes in TD(0); present so loops can treat learners alike.
@@ -109,7 +124,7 @@ class LinearTd {
   [[nodiscard]] double step_size() const noexcept { return v_.step_size; }
 
  private:
-  detail::LinearWeights<Scalar> v_;
+  linear_weights v_;
 };
 
 /// Linear TD(κ) with accumulating eligibility traces (Sutton & Barto §12.2):
@@ -122,6 +137,10 @@ class LinearTdLambda {
  public:
   using weights_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
+ private:
+  using linear_weights = detail::LinearWeights<Scalar>;
+
+ public:
   LinearTdLambda(std::size_t dim, double step_size, double eligibility_decay, double initial_weight = 0.0)
       : v_("LinearTdLambda", dim, step_size, initial_weight),
         eligibility_decay_(checked_decay(eligibility_decay)),
@@ -133,15 +152,20 @@ class LinearTdLambda {
 
   template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::check_step_discount("LinearTdLambda::update", discount);
-    v_.check_features("LinearTdLambda::update", phi, phi_next);
-    e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
-    add_scaled(e_, Scalar{1}, phi);
-    const double delta =
-        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-    v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
-    previous_discount_ = discount;
-    return delta;
+    if constexpr (!linear_weights::template accepts<Phi, PhiNext>) {
+      linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
+      return 0.0;
+    } else {
+      detail::check_step_discount("LinearTdLambda::update", discount);
+      v_.check_features("LinearTdLambda::update", phi, phi_next);
+      e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
+      add_scaled(e_, Scalar{1}, phi);
+      const double delta =
+          reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+      v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
+      previous_discount_ = discount;
+      return delta;
+    }
   }
 
   /// Ends an episode that was cut (truncated) rather than terminated: no eligibility carries over.
@@ -165,7 +189,7 @@ class LinearTdLambda {
     return decay;
   }
 
-  detail::LinearWeights<Scalar> v_;
+  linear_weights v_;
   double eligibility_decay_;
   weights_type e_;
   double previous_discount_ = 0.0;

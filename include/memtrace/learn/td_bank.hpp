@@ -55,8 +55,20 @@ class LinearTdBank {
   /// transition's discount (γ, or 0 after a terminal step).
   template <class Phi, class PhiNext>
   void update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    detail::diagnose_feature_type<Phi, Eigen::VectorXd>();
-    detail::diagnose_feature_type<PhiNext, Eigen::VectorXd>();
+    if constexpr (!(FeatureVector<Phi, Eigen::VectorXd> && FeatureVector<PhiNext, Eigen::VectorXd>)) {
+      detail::diagnose_feature_type<Phi, Eigen::VectorXd>();  // a static_assert that says why
+      detail::diagnose_feature_type<PhiNext, Eigen::VectorXd>();
+    } else {
+      update_checked(phi, reward, discount, phi_next);
+    }
+  }
+
+  /// Nothing carries over between episodes in TD(0).
+  void end_episode() noexcept {}
+
+ private:
+  template <class Phi, class PhiNext>
+  void update_checked(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
     detail::check_step_discount("LinearTdBank::update", discount);
     detail::check_fits("LinearTdBank::update", "phi", phi, dim());
     detail::check_fits("LinearTdBank::update", "phi_next", phi_next, dim());
@@ -80,9 +92,7 @@ class LinearTdBank {
     }
   }
 
-  /// Nothing carries over between episodes in TD(0).
-  void end_episode() noexcept {}
-
+ public:
   /// The estimates of all K learners for φ.
   template <FeatureVector Phi>
   [[nodiscard]] Eigen::RowVectorXd value(const Phi& phi) const {
