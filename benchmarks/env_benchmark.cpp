@@ -1,11 +1,12 @@
 // One environment step: the noisy random walk's own O(1) step against the random numbers it needs
 // (one 64-bit word since it packs its three choices into one draw; three separate draws before),
 // and FiniteHmm's alias-table step for |X| = 10, 10^3 and 10^5 (its cost must not
-// grow with |X| beyond cache effects).
+// grow with |X| beyond cache effects), and the Minigrid T-maze's step with its 3 x 3 view.
 //
 //   build/release/benchmarks/env_benchmark --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/memtrace.hpp>
 #include <vector>
 
@@ -89,6 +90,22 @@ void BM_TMazeAlwaysUp_Step(benchmark::State& state) {
   run_steps(state, env);
 }
 BENCHMARK(BM_TMazeAlwaysUp_Step);
+
+// The Minigrid T-maze of the PPO experiment (corridor k = state.range(0)) under uniformly random
+// actions: a step with its observation (the 9 active indices of the one-hot view), the action's
+// draw (uniform_index) and a reset at every episode end included.
+void BM_MinigridTMaze_Step(benchmark::State& state) {
+  MinigridTMaze env(static_cast<std::size_t>(state.range(0)));
+  Xoshiro256StarStar g(4);
+  env.reset(g);
+  for (auto _ : state) {
+    const TimeStep<MultiHot<9>> tr = env.step(static_cast<Action>(uniform_index(g, 3)), g);
+    benchmark::DoNotOptimize(tr);
+    if (tr.terminated || tr.truncated) env.reset(g);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MinigridTMaze_Step)->Arg(8)->Arg(64);
 
 }  // namespace
 
