@@ -44,6 +44,41 @@ struct ActingCoin : Coin {
   [[nodiscard]] std::size_t num_actions() const { return 2; }
 };
 struct NoFeatures {};
+// A simulator with vector observations and no visible state (the acting kind and the autonomous kind).
+struct Pendulum {
+  template <class G>
+  Eigen::Vector4f reset(G&) {
+    return Eigen::Vector4f::Zero();
+  }
+  template <class G>
+  memtrace::TimeStep<Eigen::Vector4f> step(memtrace::Action, G&) {
+    return {};
+  }
+  [[nodiscard]] std::size_t num_actions() const { return 3; }
+};
+struct Drift {
+  template <class G>
+  Eigen::VectorXd reset(G&) {
+    return Eigen::VectorXd::Zero(2);
+  }
+  // A user's own step result with the four members works as well as TimeStep.
+  struct Result {
+    Eigen::VectorXd observation;
+    float reward;
+    bool terminated, truncated;
+  };
+  template <class G>
+  Result step(G&) {
+    return {};
+  }
+};
+// A policy on any features.
+struct AlwaysZero {
+  template <class Phi, class G>
+  memtrace::Action act(const Phi&, G&) const {
+    return 0;
+  }
+};
 }  // namespace user
 
 using namespace memtrace;
@@ -58,6 +93,11 @@ static_assert(FeatureVector<user::Sparse>);
 static_assert(!FeatureVector<int>);
 static_assert(!FeatureVector<Eigen::MatrixXd>);  // a matrix is no feature vector
 static_assert(!FeatureVector<Eigen::VectorXi>);  // nor are integer entries
+static_assert(FeatureVector<Eigen::VectorXf>);     // float features, with float weights
+static_assert(FeatureVector<Eigen::Vector4f>);
+static_assert(FeatureVector<OneHot, Eigen::VectorXf>);
+static_assert(FeatureVector<MultiHot<>, Eigen::VectorXf>);
+static_assert(!FeatureVector<Eigen::VectorXf, Eigen::VectorXd>);  // no mixing of float and double
 static_assert(!FeatureVector<user::NoFeatures>);
 
 // Memories.
@@ -97,6 +137,33 @@ static_assert(!Pomdp<user::Coin>);
 static_assert(Pomdp<user::ActingCoin, std::minstd_rand>);
 static_assert(!RewardProcess<int>);
 static_assert(!RewardProcess<user::Coin, int>);  // int is no generator
+
+// The layering: base concepts make no demand on observations or state, refinements do.
+static_assert(std::is_same_v<observation_t<user::Coin>, Observation>);
+static_assert(FiniteObservations<user::Coin> && ExposedState<user::Coin>);
+static_assert(!FiniteModel<user::Coin>);  // no model()
+static_assert(FiniteObservations<user::ActingCoin> && ExposedState<user::ActingCoin>);
+static_assert(Pomdp<user::Pendulum> && !RewardProcess<user::Pendulum>);
+static_assert(Pomdp<user::Pendulum, std::mt19937>);
+static_assert(std::is_same_v<observation_t<user::Pendulum>, Eigen::Vector4f>);
+static_assert(!FiniteObservations<user::Pendulum> && !ExposedState<user::Pendulum>);
+static_assert(RewardProcess<user::Drift> && !Pomdp<user::Drift>);
+static_assert(Environment<user::Drift> && Environment<user::Pendulum> && !Environment<int>);
+static_assert(!FiniteObservations<user::Drift> && !ExposedState<user::Drift> && !FiniteModel<user::Drift>);
+static_assert(TimeStepOf<TimeStep<Eigen::Vector4f>, Eigen::Vector4f>);
+static_assert(!TimeStepOf<TimeStep<Eigen::Vector4f>, Observation>);  // a vector is no index
+static_assert(!TimeStepOf<int, Observation>);
+
+// Memories of index observations are not memories of vectors.
+static_assert(!Memory<Window<>, Eigen::VectorXd>);
+static_assert(!Memory<ConcatWindow<>, Eigen::VectorXd>);
+static_assert(!Memory<user::LastObservation, Eigen::Vector4f>);
+
+// Policies.
+static_assert(Policy<user::AlwaysZero, Eigen::VectorXf>);
+static_assert(Policy<user::AlwaysZero, OneHot, std::mt19937>);
+static_assert(!Policy<user::Coin, OneHot>);
+static_assert(!Policy<user::AlwaysZero, OneHot, int>);
 
 // The generator's constexpr parts run at compile time, so these are pinned at compile time too.
 static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);
