@@ -1,5 +1,6 @@
 // Tests of random.hpp: reference vectors of the generators, pinned outputs of the sampling
-// functions (a change in any stream is noticed), exactness and bad input.
+// functions (a change in any stream is noticed), exactness, the normal's distribution, bad input.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -143,6 +144,49 @@ TEST_CASE("uniform_real and bernoulli", "[random]") {
     REQUIRE_FALSE(bernoulli(g, 0.0));
     REQUIRE(bernoulli(g, 1.0));
   }
+}
+
+TEST_CASE("standard_normal gives pinned numbers and draws two words a try", "[random][normal]") {
+  // Pinned from an independent implementation (Python, exact rational s); the third value needed a
+  // second try (its first pair fell outside the unit disc), so four values took 10 words.
+  Xoshiro256StarStar g(42);
+  CHECK(standard_normal(g) == -0x1.73d2feb0fb375p-1);
+  CHECK(standard_normal(g) == 0x1.c5e21f7812a51p-3);
+  CHECK(standard_normal(g) == 0x1.db514bfac5b4ep-2);
+  CHECK(standard_normal(g) == 0x1.79eb7c13cfccdp+0);
+  Xoshiro256StarStar words(42);
+  for (int i = 0; i < 2 + 2 + 4 + 2; ++i) (void)words();
+  CHECK(g == words);
+}
+
+TEST_CASE("standard_normal has the moments, tails and distribution function of N(0, 1) over 10^6 draws",
+          "[random][normal]") {
+  Xoshiro256StarStar g(17);
+  const int n = 1000000;
+  std::vector<double> x(n);
+  for (auto& v : x) v = standard_normal(g);
+  // Sample moments k = 1..4 against E x^k = 0, 1, 0, 3, within 6 standard errors sqrt(Var(x^k) / n)
+  // with Var(x^k) = E x^2k - (E x^k)^2 = 1, 2, 15, 96.
+  const std::array<double, 4> expected{0.0, 1.0, 0.0, 3.0}, variance{1.0, 2.0, 15.0, 96.0};
+  for (int k = 1; k <= 4; ++k) {
+    double sum = 0.0;
+    for (const double v : x) sum += std::pow(v, k);
+    INFO("moment " << k << " = " << sum / n);
+    CHECK(std::abs(sum / n - expected[k - 1]) < 6.0 * std::sqrt(variance[k - 1] / n));
+  }
+  // Tails: P(|x| > 4) = erfc(4 / sqrt 2) = 6.33e-5, a binomial count of mean 63.
+  const double p4 = std::erfc(4.0 / std::sqrt(2.0));
+  const auto beyond = std::count_if(x.begin(), x.end(), [](double v) { return std::abs(v) > 4.0; });
+  CHECK(std::abs(static_cast<double>(beyond) - n * p4) < 6.0 * std::sqrt(n * p4));
+  // Kolmogorov-Smirnov: P(sqrt(n) D_n > 2.7) ~ 2 exp(-2 * 2.7^2) < 10^-6 for a true N(0, 1) sample.
+  std::sort(x.begin(), x.end());
+  double d = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const double cdf = 0.5 * std::erfc(-x[static_cast<std::size_t>(i)] / std::sqrt(2.0));
+    d = std::max({d, cdf - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - cdf});
+  }
+  INFO("sqrt(n) D = " << std::sqrt(double(n)) * d);
+  CHECK(std::sqrt(double(n)) * d < 2.7);
 }
 
 TEST_CASE("random_bits works with any uniform random bit generator", "[random]") {

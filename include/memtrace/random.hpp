@@ -7,6 +7,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -172,6 +173,29 @@ template <std::uniform_random_bit_generator G>
 [[nodiscard]] bool bernoulli(G& gen, double p) {
   if (!(p >= 0.0 && p <= 1.0)) detail::invalid("bernoulli: p must be in [0, 1], got ", p);
   return uniform_real(gen) < p;
+}
+
+/// A standard normal double: Marsaglia's polar method on two uniform_real draws (first word first),
+/// u_i = 2 uniform_real(gen) - 1 (exact). s = u_1^2 + u_2^2 is computed exactly in integers and
+/// rounded once, so no compiler's floating-point contraction can change it; a pair with s = 0 or
+/// s >= 1 is rejected and two new words are drawn. Returns u_1 sqrt(-2 ln(s) / s); the second
+/// normal of the pair is discarded. Two words a try, 8/pi ~ 2.55 on average. See docs/random.md.
+template <std::uniform_random_bit_generator G>
+[[nodiscard]] double standard_normal(G& gen) {
+  constexpr std::int64_t half = std::int64_t{1} << 52;
+  constexpr detail::uint128 one = detail::uint128{1} << 104;  // s = 1 in units of 2^-104
+  for (;;) {
+    // uniform_real's 53 bits k give u = 2 k 2^-53 - 1 = (k - 2^52) 2^-52: an integer numerator.
+    const std::int64_t a = static_cast<std::int64_t>(random_bits(gen) >> 11) - half;
+    const std::int64_t b = static_cast<std::int64_t>(random_bits(gen) >> 11) - half;
+    const auto a_abs = static_cast<detail::uint128>(a < 0 ? -a : a);
+    const auto b_abs = static_cast<detail::uint128>(b < 0 ? -b : b);
+    const detail::uint128 s_exact = a_abs * a_abs + b_abs * b_abs;  // < 2^105: no overflow
+    if (s_exact == 0 || s_exact >= one) continue;
+    const double s = static_cast<double>(s_exact) * 0x1.0p-104;  // one rounding, then an exact scaling
+    const double u = static_cast<double>(a) * 0x1.0p-52;
+    return u * std::sqrt(-2.0 * std::log(s) / s);
+  }
 }
 
 }  // namespace memtrace
