@@ -171,6 +171,11 @@ template <detail::DenseVector F>
 
 namespace detail {
 
+/// Tells a learner that the caller has checked, once, that the features it passes fit the learner's
+/// weights (the run loops compare the memory's dim() with the learner's before the first step).
+struct FeaturesFit {};
+inline constexpr FeaturesFit features_fit{};
+
 template <class F>
 struct is_multi_hot : std::false_type {};
 template <int C>

@@ -72,7 +72,12 @@ void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> le
       memory.update(step.observation);
       const double discount = step.terminated ? 0.0 : run.discount;
       const auto& phi_next = memory.features();
-      for (L& learner : learners) learner.update(phi, step.reward, discount, phi_next);
+      for (L& learner : learners) {
+        if constexpr (requires { learner.update(phi, step.reward, discount, phi_next, features_fit); })
+          learner.update(phi, step.reward, discount, phi_next, features_fit);  // dims checked above
+        else
+          learner.update(phi, step.reward, discount, phi_next);
+      }
       if (step.terminated || step.truncated) [[unlikely]] {
         for (L& learner : learners) learner.end_episode();
         memory.reset(env.reset(gen));

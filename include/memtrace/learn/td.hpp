@@ -102,13 +102,20 @@ class LinearTd {
       linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
       return 0.0;
     } else {
-      detail::check_step_discount("LinearTd::update", discount);
       v_.check_features("LinearTd::update", phi, phi_next);
-      const double delta =
-          reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-      add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
-      return delta;
+      return update(phi, reward, discount, phi_next, detail::features_fit);
     }
+  }
+
+  /// The same step without the check that φ and φ' fit the weights, for loops that checked once
+  /// per run that the memory's dim() is the learner's (a memory's features always fit its dim).
+  template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
+  double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
+    detail::check_step_discount("LinearTd::update", discount);
+    const double delta =
+        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
+    return delta;
   }
 
   /// Nothing carries over between episodes in TD(0); present so loops can treat learners alike.
@@ -156,16 +163,23 @@ class LinearTdLambda {
       linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
       return 0.0;
     } else {
-      detail::check_step_discount("LinearTdLambda::update", discount);
       v_.check_features("LinearTdLambda::update", phi, phi_next);
-      e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
-      add_scaled(e_, Scalar{1}, phi);
-      const double delta =
-          reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-      v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
-      previous_discount_ = discount;
-      return delta;
+      return update(phi, reward, discount, phi_next, detail::features_fit);
     }
+  }
+
+  /// The same step without the check that φ and φ' fit the weights, for loops that checked once
+  /// per run that the memory's dim() is the learner's (a memory's features always fit its dim).
+  template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
+  double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
+    detail::check_step_discount("LinearTdLambda::update", discount);
+    e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
+    add_scaled(e_, Scalar{1}, phi);
+    const double delta =
+        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
+    previous_discount_ = discount;
+    return delta;
   }
 
   /// Ends an episode that was cut (truncated) rather than terminated: no eligibility carries over.

@@ -59,8 +59,17 @@ class LinearTdBank {
       detail::diagnose_feature_type<Phi, Eigen::VectorXd>();  // a static_assert that says why
       detail::diagnose_feature_type<PhiNext, Eigen::VectorXd>();
     } else {
-      update_checked(phi, reward, discount, phi_next);
+      detail::check_fits("LinearTdBank::update", "phi", phi, dim());
+      detail::check_fits("LinearTdBank::update", "phi_next", phi_next, dim());
+      update(phi, reward, discount, phi_next, detail::features_fit);
     }
+  }
+
+  /// The same step without the check that φ and φ' fit the weights, for loops that checked once
+  /// per run that the memory's dim() is the bank's.
+  template <FeatureVector Phi, FeatureVector PhiNext>
+  void update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
+    update_unchecked(phi, reward, discount, phi_next);
   }
 
   /// Nothing carries over between episodes in TD(0).
@@ -68,10 +77,8 @@ class LinearTdBank {
 
  private:
   template <class Phi, class PhiNext>
-  void update_checked(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
+  void update_unchecked(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
     detail::check_step_discount("LinearTdBank::update", discount);
-    detail::check_fits("LinearTdBank::update", "phi", phi, dim());
-    detail::check_fits("LinearTdBank::update", "phi_next", phi_next, dim());
     if constexpr (std::same_as<Phi, OneHot> && std::same_as<PhiNext, OneHot>) {
       double* row = w_.row(static_cast<Eigen::Index>(phi.index)).data();
       const double* next = w_.row(static_cast<Eigen::Index>(phi_next.index)).data();
