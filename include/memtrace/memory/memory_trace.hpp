@@ -1,6 +1,7 @@
 #pragma once
-// MemoryTrace: the exponential moving average of one-hot observations (paper eq:recursive),
-//   z_t = λ z_{t-1} + (1 - λ) e_{y_t},
+// MemoryTrace: the exponential moving average of observations (paper eq:recursive),
+//   z_t = λ z_{t-1} + (1 - λ) y_t,
+// of index observations (the one-hot y_t = e_{y_t}), dense Eigen vectors or sparse MultiHot vectors,
 // with λ fixed at compile time (a std::ratio, so λ ∈ ℚ as thm:injectivity asks) or chosen at run
 // time (memtrace::dynamic_lambda). One implementation serves both. See docs/memory.md.
 
@@ -10,6 +11,8 @@
 #include <type_traits>
 
 #include "memtrace/core.hpp"
+#include "memtrace/features.hpp"
+#include "memtrace/memory/vector_observation.hpp"
 
 namespace memtrace {
 
@@ -91,20 +94,32 @@ class TraceStep {
 
 }  // namespace detail
 
-/// The memory trace of paper eq:recursive over |Y| one-hot observations.
+/// The memory trace of paper eq:recursive, z_t = λ z_{t-1} + (1 - λ) y_t, of observations y_t in R^d.
+/// Three kinds of observation, freely mixed:
+///  - an index y in [0, d): the one-hot vector e_y (d = |Y|), never built: the fast path;
+///  - a dense Eigen column vector (any expression) with d entries of type Scalar, all finite;
+///  - a MultiHot: a sum of unit vectors (e.g. a one-hot grid view), never built either: an update
+///    costs one scale of z plus one added entry per active entry.
+/// All three give the same trace to rounding (bit-identical for one-hot vectors).
 ///
 /// Lambda: std::ratio<p, q> with 0 <= p/q < 1 for a compile-time λ, or memtrace::dynamic_lambda.
-/// NumObservations: |Y| at compile time (fixed-size Eigen features), or memtrace::dynamic.
-/// Cost: O(|Y|) per update, no allocation after construction. Satisfies Memory.
-template <class Lambda = dynamic_lambda, int NumObservations = dynamic>
+/// NumObservations: the dimension d at compile time (fixed-size Eigen features), or memtrace::dynamic;
+/// for index observations d = |Y|, the number of observations.
+/// Scalar: float or double, the type of the features; coefficients are computed in double.
+/// Cost: O(d) per update, no allocation after construction. A refused observation (out of range,
+/// wrong size, not finite) throws std::invalid_argument and changes nothing. Satisfies Memory for
+/// Observation, for dense vectors of Scalar and for MultiHot.
+template <class Lambda = dynamic_lambda, int NumObservations = dynamic, class Scalar = double>
 class MemoryTrace {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(detail::TraceScalar<Scalar>, "MemoryTrace: Scalar must be float or double");
   using lambda_value = detail::LambdaValue<Lambda>;
   static constexpr bool fully_static = !lambda_value::is_dynamic && NumObservations != dynamic;
 
  public:
-  using features_type = Eigen::Matrix<double, NumObservations == dynamic ? Eigen::Dynamic : NumObservations, 1>;
+  using scalar_type = Scalar;
+  using features_type = Eigen::Matrix<Scalar, detail::eigen_size(NumObservations), 1>;
 
   /// Run-time λ: MemoryTrace<> trace(0.9, 11).
   MemoryTrace(double lambda, std::size_t num_observations,
@@ -113,7 +128,7 @@ class MemoryTrace {
         step_(init),
         z_(make_zero(num_observations)) {}
 
-  /// Run-time λ, compile-time |Y|: MemoryTrace<dynamic_lambda, 11> trace(0.9).
+  /// Run-time λ, compile-time d: MemoryTrace<dynamic_lambda, 11> trace(0.9).
   explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation) requires(
       lambda_value::is_dynamic&& NumObservations != dynamic)
       : lambda_(lambda), step_(init), z_(features_type::Zero()) {}
@@ -123,7 +138,7 @@ class MemoryTrace {
                        TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic)
       : step_(init), z_(make_zero(num_observations)) {}
 
-  /// Compile-time λ and |Y|: MemoryTrace<std::ratio<9, 10>, 11> trace.
+  /// Compile-time λ and d: MemoryTrace<std::ratio<9, 10>, 11> trace.
   MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
   explicit MemoryTrace(TraceInit init) requires fully_static : step_(init), z_(features_type::Zero()) {}
 
@@ -131,8 +146,15 @@ class MemoryTrace {
   void reset(Observation y0) {
     check(y0);
     z_.setZero();
-    z_[index(y0)] = step_.start(lambda());
+    z_[index(y0)] = static_cast<Scalar>(step_.start(lambda()));
     started_ = true;
+  }
+  template <class D>
+  requires detail::DenseObservationFor<D, Scalar, NumObservations>
+  void reset(const Eigen::MatrixBase<D>& y0) { start("MemoryTrace::reset", y0); }
+  template <int C>
+  void reset(const MultiHot<C>& y0) {
+    start("MemoryTrace::reset", y0);
   }
 
   /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq:recursive). On a trace that has
@@ -141,9 +163,35 @@ class MemoryTrace {
     if (!started_) return reset(y);
     check(y);
     const auto [a, b] = step_.next(lambda());
-    z_ *= a;
-    z_[index(y)] += b;
+    z_ *= static_cast<Scalar>(a);
+    z_[index(y)] += static_cast<Scalar>(b);
   }
+  /// z <- λ z + (1 - λ) y for a dense y of d finite entries.
+  template <class D>
+  requires detail::DenseObservationFor<D, Scalar, NumObservations>
+  void update(const Eigen::MatrixBase<D>& y) {
+    if (!started_) return start("MemoryTrace::update", y);
+    detail::check_dense_observation("MemoryTrace::update", y, dim());
+    const auto [a, b] = step_.next(lambda());
+    z_ = static_cast<Scalar>(a) * z_ + static_cast<Scalar>(b) * y;  // coefficient-wise: y may alias z
+  }
+  /// z <- λ z + (1 - λ) y for a sum of unit vectors y: a scale and one added entry per active index.
+  template <int C>
+  void update(const MultiHot<C>& y) {
+    if (!started_) return start("MemoryTrace::update", y);
+    detail::check_multi_hot_observation("MemoryTrace::update", y, dim());
+    const auto [a, b] = step_.next(lambda());
+    z_ *= static_cast<Scalar>(a);
+    for (const std::size_t i : y) z_[static_cast<Eigen::Index>(i)] += static_cast<Scalar>(b);
+  }
+
+  // A dense vector of another scalar type is refused at compile time (no silent conversion):
+  template <class D>
+  requires detail::DenseObservationNotOf<D, Scalar>
+  void reset(const Eigen::MatrixBase<D>& y0) = delete;  // another scalar type: pass y.template cast<Scalar>()
+  template <class D>
+  requires detail::DenseObservationNotOf<D, Scalar>
+  void update(const Eigen::MatrixBase<D>& y) = delete;  // another scalar type: pass y.template cast<Scalar>()
 
   /// Forgets everything: the trace of the empty history, z = 0; the next update(y) is reset(y).
   void clear() noexcept {
@@ -154,6 +202,8 @@ class MemoryTrace {
   [[nodiscard]] const features_type& features() const noexcept { return z_; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(z_.size()); }
   [[nodiscard]] std::size_t num_observations() const noexcept { return dim(); }
+  /// The dimension d of the observations (|Y| for index observations); equals dim().
+  [[nodiscard]] std::size_t observation_dim() const noexcept { return dim(); }
   [[nodiscard]] double lambda() const noexcept { return lambda_.value(); }
   [[nodiscard]] TraceInit init() const noexcept { return step_.init(); }
 
@@ -165,6 +215,22 @@ class MemoryTrace {
   }
   void check(Observation y) const { detail::check_observation("MemoryTrace", y, dim()); }
   static Eigen::Index index(Observation y) noexcept { return static_cast<Eigen::Index>(y); }
+
+  /// reset for vector observations; `who` is the public function called.
+  template <class D>
+  void start(const char* who, const Eigen::MatrixBase<D>& y0) {
+    detail::check_dense_observation(who, y0, dim());
+    z_ = static_cast<Scalar>(step_.start(lambda())) * y0;
+    started_ = true;
+  }
+  template <int C>
+  void start(const char* who, const MultiHot<C>& y0) {
+    detail::check_multi_hot_observation(who, y0, dim());
+    z_.setZero();
+    const auto b = static_cast<Scalar>(step_.start(lambda()));
+    for (const std::size_t i : y0) z_[static_cast<Eigen::Index>(i)] += b;
+    started_ = true;
+  }
 
   [[no_unique_address]] lambda_value lambda_;
   detail::TraceStep step_;

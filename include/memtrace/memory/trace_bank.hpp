@@ -1,27 +1,37 @@
 #pragma once
-// TraceBank: several memory traces of the same observations, one per λ, side by side in one
-// feature vector (the paper's PPO agent feeds λ = 0 and λ = (k-1)/k together). See docs/memory.md.
+// TraceBank: several memory traces of the same observations (indices, dense vectors or MultiHot),
+// one per λ, side by side in one feature vector (the paper's PPO agent feeds λ = 0 and λ = (k-1)/k
+// together). See docs/memory.md.
 
 #include <Eigen/Core>
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "memtrace/core.hpp"
+#include "memtrace/features.hpp"
 #include "memtrace/memory/memory_trace.hpp"
+#include "memtrace/memory/vector_observation.hpp"
 
 namespace memtrace {
 
-/// Traces z^(1), ..., z^(K) for λ_1, ..., λ_K over |Y| observations; features() stacks them,
-/// block k = z^(k+1) at entries [k|Y|, (k+1)|Y|). Cost O(K|Y|) per update. Satisfies Memory.
-/// NumObservations fixes |Y| at compile time (or memtrace::dynamic).
-template <int NumObservations = dynamic>
+/// Traces z^(1), ..., z^(K) for λ_1, ..., λ_K of the same observations in R^d; features() stacks
+/// them λ-major, block k = z^(k+1) at entries [kd, (k+1)d) (as the paper's PPO agent stacks them:
+/// λ = {0, 0.985} over the 45-entry grid view gives 90 features, the first 45 the current view).
+/// Observations are those of MemoryTrace: indices (one-hot), dense Eigen vectors of Scalar, or
+/// MultiHot (a scale of each block plus a scatter of the active entries). Cost O(Kd) per update.
+/// NumObservations fixes d at compile time (or memtrace::dynamic); Scalar is float or double.
+/// A refused observation throws and changes nothing. Satisfies Memory.
+template <int NumObservations = dynamic, class Scalar = double>
 class TraceBank {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "TraceBank: NumObservations must be at least 1 or memtrace::dynamic");
+  static_assert(detail::TraceScalar<Scalar>, "TraceBank: Scalar must be float or double");
 
  public:
-  using features_type = Eigen::VectorXd;
+  using scalar_type = Scalar;
+  using features_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
   TraceBank(std::vector<double> lambdas, std::size_t num_observations, TraceInit init = TraceInit::first_observation)
       : lambdas_(std::move(lambdas)), num_observations_(num_observations) {
@@ -42,8 +52,16 @@ class TraceBank {
   void reset(Observation y0) {
     check(y0);
     z_.setZero();
-    for (std::size_t k = 0; k < lambdas_.size(); ++k) z_[entry(k, y0)] = steps_[k].start(lambdas_[k]);
+    for (std::size_t k = 0; k < lambdas_.size(); ++k)
+      z_[entry(k, y0)] = static_cast<Scalar>(steps_[k].start(lambdas_[k]));
     started_ = true;
+  }
+  template <class D>
+  requires detail::DenseObservationFor<D, Scalar, NumObservations>
+  void reset(const Eigen::MatrixBase<D>& y0) { start("TraceBank::reset", y0); }
+  template <int C>
+  void reset(const MultiHot<C>& y0) {
+    start("TraceBank::reset", y0);
   }
 
   /// Absorbs the next observation into every trace (eq:recursive, once per λ). On a bank that
@@ -54,10 +72,39 @@ class TraceBank {
     const auto n = static_cast<Eigen::Index>(num_observations_);
     for (std::size_t k = 0; k < lambdas_.size(); ++k) {
       const auto [a, b] = steps_[k].next(lambdas_[k]);
-      z_.template segment<block_size>(static_cast<Eigen::Index>(k) * n, n) *= a;
-      z_[entry(k, y)] += b;
+      z_.template segment<block_size>(static_cast<Eigen::Index>(k) * n, n) *= static_cast<Scalar>(a);
+      z_[entry(k, y)] += static_cast<Scalar>(b);
     }
   }
+  template <class D>
+  requires detail::DenseObservationFor<D, Scalar, NumObservations>
+  void update(const Eigen::MatrixBase<D>& y) {
+    if (!started_) return start("TraceBank::update", y);
+    detail::check_dense_observation("TraceBank::update", y, num_observations_);
+    for (std::size_t k = 0; k < lambdas_.size(); ++k) {
+      const auto [a, b] = steps_[k].next(lambdas_[k]);
+      auto block = block_of(k);
+      block = static_cast<Scalar>(a) * block + static_cast<Scalar>(b) * y;
+    }
+  }
+  template <int C>
+  void update(const MultiHot<C>& y) {
+    if (!started_) return start("TraceBank::update", y);
+    detail::check_multi_hot_observation("TraceBank::update", y, num_observations_);
+    for (std::size_t k = 0; k < lambdas_.size(); ++k) {
+      const auto [a, b] = steps_[k].next(lambdas_[k]);
+      block_of(k) *= static_cast<Scalar>(a);
+      for (const std::size_t i : y) z_[entry(k, i)] += static_cast<Scalar>(b);
+    }
+  }
+
+  // A dense vector of another scalar type is refused at compile time (no silent conversion):
+  template <class D>
+  requires detail::DenseObservationNotOf<D, Scalar>
+  void reset(const Eigen::MatrixBase<D>& y0) = delete;  // another scalar type: pass y.template cast<Scalar>()
+  template <class D>
+  requires detail::DenseObservationNotOf<D, Scalar>
+  void update(const Eigen::MatrixBase<D>& y) = delete;  // another scalar type: pass y.template cast<Scalar>()
 
   /// Forgets everything: z = 0; the next update(y) is reset(y).
   void clear() noexcept {
@@ -68,6 +115,8 @@ class TraceBank {
   [[nodiscard]] const features_type& features() const noexcept { return z_; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(z_.size()); }
   [[nodiscard]] std::size_t num_observations() const noexcept { return num_observations_; }
+  /// The dimension d of the observations (|Y| for index observations): dim() / size().
+  [[nodiscard]] std::size_t observation_dim() const noexcept { return num_observations_; }
   [[nodiscard]] std::size_t size() const noexcept { return lambdas_.size(); }
   [[nodiscard]] const std::vector<double>& lambdas() const noexcept { return lambdas_; }
   [[nodiscard]] TraceInit init() const noexcept { return steps_.front().init(); }
@@ -80,10 +129,32 @@ class TraceBank {
   }
 
  private:
-  static constexpr int block_size = NumObservations == dynamic ? Eigen::Dynamic : NumObservations;
+  static constexpr int block_size = detail::eigen_size(NumObservations);
   void check(Observation y) const { detail::check_observation("TraceBank", y, num_observations_); }
-  [[nodiscard]] Eigen::Index entry(std::size_t k, Observation y) const noexcept {
+  [[nodiscard]] Eigen::Index entry(std::size_t k, std::size_t y) const noexcept {
     return static_cast<Eigen::Index>(k * num_observations_ + y);
+  }
+  [[nodiscard]] auto block_of(std::size_t k) {
+    const auto n = static_cast<Eigen::Index>(num_observations_);
+    return z_.template segment<block_size>(static_cast<Eigen::Index>(k) * n, n);
+  }
+
+  template <class D>
+  void start(const char* who, const Eigen::MatrixBase<D>& y0) {
+    detail::check_dense_observation(who, y0, num_observations_);
+    for (std::size_t k = 0; k < lambdas_.size(); ++k)
+      block_of(k) = static_cast<Scalar>(steps_[k].start(lambdas_[k])) * y0;
+    started_ = true;
+  }
+  template <int C>
+  void start(const char* who, const MultiHot<C>& y0) {
+    detail::check_multi_hot_observation(who, y0, num_observations_);
+    z_.setZero();
+    for (std::size_t k = 0; k < lambdas_.size(); ++k) {
+      const auto b = static_cast<Scalar>(steps_[k].start(lambdas_[k]));
+      for (const std::size_t i : y0) z_[entry(k, i)] += b;
+    }
+    started_ = true;
   }
 
   std::vector<double> lambdas_;

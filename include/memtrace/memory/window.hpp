@@ -2,17 +2,25 @@
 // Windows: the m most recent observations, win_m(h) = (y_0, y_{-1}, ..., y_{-m+1}) (paper §3).
 //   Window<M>:       one table entry per possible window (the paper's F_m), a OneHot feature.
 //   ConcatWindow<M>: the m one-hot vectors concatenated (m|Y| features), a MultiHot feature.
-// Both update in O(1) (ConcatWindow in O(m)), allocate nothing after construction, and take the
-// window length m as a template parameter or at run time (memtrace::dynamic). See docs/memory.md.
+//   FrameStack<Y>:   the m most recent vector observations stacked (frame stacking): dense
+//                    features for dense frames, MultiHot features for MultiHot frames.
+// Window and ConcatWindow take index observations, update in O(1) (ConcatWindow in O(m)) and take
+// the window length m as a template parameter or at run time (memtrace::dynamic); FrameStack takes
+// vectors. None allocates after construction. See docs/memory.md.
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "memtrace/core.hpp"
 #include "memtrace/features.hpp"
+#include "memtrace/memory/vector_observation.hpp"
 
 namespace memtrace {
 
@@ -146,6 +154,12 @@ class Window {
     phi_.index = offset_[count_] + digits_;
   }
 
+  // Vector observations have no table entry; Window takes indices only:
+  template <detail::NotObservationIndex Y>
+  void reset(const Y&) = delete;  // Window takes indices: for vectors use FrameStack or MemoryTrace
+  template <detail::NotObservationIndex Y>
+  void update(const Y&) = delete;  // Window takes indices: for vectors use FrameStack or MemoryTrace
+
   /// Forgets everything: the next update(y) starts a history, like reset(y). There is no table
   /// entry for the empty history, so until then features() still names the last window.
   void clear() noexcept { count_ = 0; }
@@ -253,6 +267,12 @@ class ConcatWindow {
     phi_.set_size(count);
   }
 
+  // ConcatWindow takes indices only:
+  template <detail::NotObservationIndex Y>
+  void reset(const Y&) = delete;  // ConcatWindow takes indices: for vectors use FrameStack
+  template <detail::NotObservationIndex Y>
+  void update(const Y&) = delete;  // ConcatWindow takes indices: for vectors use FrameStack
+
   /// Forgets everything: the next update(y) starts a history, like reset(y).
   void clear() noexcept { phi_.set_size(0); }
 
@@ -269,6 +289,231 @@ class ConcatWindow {
   std::size_t num_observations_;
   WindowPadding padding_;
   features_type phi_;
+};
+
+namespace detail {
+
+/// A type with Eigen's compile-time shape and a scalar.
+template <class Y>
+concept EigenType = requires {
+  typename Y::Scalar;
+  Y::ColsAtCompileTime;
+  Y::SizeAtCompileTime;
+};
+
+/// A frame type of FrameStack: a dense Eigen column-vector type of float or double.
+template <class Y>
+concept DenseFrame = EigenType<Y> && Y::ColsAtCompileTime == 1 && TraceScalar<typename Y::Scalar>;
+
+/// What FrameStack needs to know of its frame type Y: sparse (MultiHot) or dense, the scalar of a
+/// dense frame, a compile-time frame size d and a compile-time number of active entries (or dynamic).
+template <class Y>
+struct frame_traits {
+  static constexpr bool valid = false;
+  static constexpr bool sparse = false;
+  using scalar = double;
+  static constexpr int fixed_dim = dynamic;
+  static constexpr int capacity = dynamic;
+};
+template <DenseFrame Y>
+struct frame_traits<Y> {
+  static constexpr bool valid = true;
+  static constexpr bool sparse = false;
+  using scalar = typename Y::Scalar;
+  static constexpr int fixed_dim =
+      Y::SizeAtCompileTime == Eigen::Dynamic ? dynamic : static_cast<int>(Y::SizeAtCompileTime);
+  static constexpr int capacity = dynamic;
+};
+template <int C>
+struct frame_traits<MultiHot<C>> {
+  static constexpr bool valid = true;
+  static constexpr bool sparse = true;
+  using scalar = double;
+  static constexpr int fixed_dim = dynamic;
+  static constexpr int capacity = C;
+};
+
+}  // namespace detail
+
+/// Frame stacking: the m most recent vector observations y_0, y_{-1}, ..., y_{-m+1} of R^d (newest
+/// first) stacked into m·d features, block k (entries [kd, (k+1)d)) = y_{-k}. The vector analogue
+/// of ConcatWindow, and the paper's PPO agent's window (its code's Window(m) holds m + 1 frames).
+///
+/// Y is the frame type:
+///  - a dense Eigen column-vector type of float or double, fixed or dynamic size (Eigen::VectorXf,
+///    Eigen::Matrix<float, 45, 1>): it takes any dense expression of that scalar with d finite
+///    entries, and features() is a dense vector of m·d entries. An update moves the m - 1 kept
+///    frames one block back (one memmove of (m-1)d scalars) and writes the new one: O(md), what
+///    any consumer of the m·d features reads anyway.
+///  - MultiHot<C> (at most C active entries per frame; C = dynamic allows up to d): it takes any
+///    MultiHot with at most that many entries, all below d, and features() is a MultiHot with the
+///    active entries kd + i of every frame, newest first, so that a dot product or a dense first
+///    layer costs what the active entries cost (65 frames of 9 active entries: 585 of 2925). An
+///    update rewrites the kept entries shifted by d: O(m·active).
+/// Before m observations have been seen, WindowPadding::zero leaves the missing frames zero (no
+/// active entry; the paper's PPO code), WindowPadding::repeat_first repeats y_0.
+/// A refused observation (wrong size, not finite, index out of range, too many active entries)
+/// throws std::invalid_argument and changes nothing. Allocates only in the constructor. Satisfies
+/// Memory<FrameStack<Y>, Y>.
+template <class Y>
+class FrameStack {
+  using traits = detail::frame_traits<Y>;
+  static constexpr bool sparse = traits::sparse;
+  static constexpr int fixed_dim = traits::fixed_dim;
+  using scalar = typename traits::scalar;
+  static_assert(traits::valid,
+                "FrameStack: the frame type Y must be a dense Eigen column-vector type of float or double "
+                "(e.g. Eigen::VectorXf) or a MultiHot<C>; for index observations use ConcatWindow");
+
+  template <class D>
+  static constexpr bool dense_frame_of = !sparse && detail::DenseObservationFor<D, scalar, fixed_dim>;
+  template <class D>
+  static constexpr bool dense_frame_not_of = !sparse && detail::DenseObservationNotOf<D, scalar>;
+  // A MultiHot whose capacity exceeds a frame's is refused at compile time (a run-time one is checked).
+  template <int C>
+  static constexpr bool multi_hot_frame = sparse &&
+                                          (C == dynamic || traits::capacity == dynamic || C <= traits::capacity);
+
+ public:
+  using observation_type = Y;
+  /// A MultiHot for MultiHot frames, a dense vector of the frames' scalar for dense frames.
+  using features_type = std::conditional_t<sparse, MultiHot<dynamic>, Eigen::Matrix<scalar, Eigen::Dynamic, 1>>;
+
+  /// m = frames observations of dimension d = dim each, padded as `padding` says.
+  FrameStack(std::size_t frames, std::size_t dim, WindowPadding padding)
+      : frames_(frames), dim_(dim), padding_(padding) {
+    if (frames == 0) detail::invalid("FrameStack: frames must be at least 1, got 0");
+    if (dim == 0) detail::invalid("FrameStack: dim must be at least 1, got 0");
+    detail::check_fixed_size("FrameStack", "dim", fixed_dim, dim);
+    const std::size_t size = detail::checked_mul(frames, dim);
+    if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
+      detail::invalid("FrameStack: frames * dim with frames = ", frames, " and dim = ", dim,
+                      " overflows the index type");
+    if constexpr (sparse) {
+      max_active_ = traits::capacity == dynamic ? dim : static_cast<std::size_t>(traits::capacity);
+      phi_ = features_type(frames * max_active_);  // at most m·d: no overflow
+      spare_ = features_type(frames * max_active_);
+      counts_.assign(frames, 0);
+    } else {
+      phi_ = features_type::Zero(static_cast<Eigen::Index>(size));
+    }
+  }
+
+  /// A compile-time frame size: FrameStack<Eigen::Matrix<float, 45, 1>> stack(65, WindowPadding::zero).
+  FrameStack(std::size_t frames, WindowPadding padding) requires(fixed_dim != dynamic)
+      : FrameStack(frames, static_cast<std::size_t>(fixed_dim), padding) {}
+
+  /// Starts a history whose first observation is y0 (padded as padding() says).
+  template <class D>
+  requires dense_frame_of<D>
+  void reset(const Eigen::MatrixBase<D>& y0) { start("FrameStack::reset", y0); }
+  template <int C>
+  requires multi_hot_frame<C>
+  void reset(const MultiHot<C>& y0) { start("FrameStack::reset", y0); }
+
+  /// Absorbs the next observation: every frame moves one block back, the oldest drops out. On a
+  /// stack that has seen nothing yet (after construction or clear()) this is reset(y).
+  template <class D>
+  requires dense_frame_of<D>
+  void update(const Eigen::MatrixBase<D>& y) {
+    if (!started_) return start("FrameStack::update", y);
+    detail::check_dense_observation("FrameStack::update", y, dim_);
+    scalar* data = phi_.data();
+    std::copy_backward(data, data + (frames_ - 1) * dim_, data + frames_ * dim_);
+    phi_.head(static_cast<Eigen::Index>(dim_)) = y;
+  }
+  template <int C>
+  requires multi_hot_frame<C>
+  void update(const MultiHot<C>& y) {
+    if (!started_) return start("FrameStack::update", y);
+    detail::check_multi_hot_observation("FrameStack::update", y, dim_, max_active_);
+    const std::size_t oldest = head_ == 0 ? frames_ - 1 : head_ - 1;  // the frame at lag m - 1
+    const std::size_t kept = phi_.size() - counts_[oldest];
+    const std::size_t n = y.size();
+    // One pass into the spare buffer (the new frame, then the kept ones one block of d further on),
+    // then a swap of the buffers: phi_ stays the same object.
+    const std::size_t* const from = phi_.begin();
+    std::size_t* const to = &spare_[0];
+    for (std::size_t j = 0; j < n; ++j) to[j] = y[j];
+    for (std::size_t i = 0; i < kept; ++i) to[n + i] = from[i] + dim_;
+    spare_.set_size(n + kept);
+    std::swap(phi_, spare_);
+    head_ = oldest;
+    counts_[head_] = n;
+  }
+
+  // A frame of another kind is refused at compile time:
+  template <class D>
+  requires dense_frame_not_of<D>
+  void reset(const Eigen::MatrixBase<D>& y0) = delete;  // another scalar type: pass y.template cast<Scalar>()
+  template <class D>
+  requires dense_frame_not_of<D>
+  void update(const Eigen::MatrixBase<D>& y) = delete;  // another scalar type: pass y.template cast<Scalar>()
+  template <std::integral I>
+  void reset(I y0) = delete;  // FrameStack takes vectors: for index observations use ConcatWindow
+  template <std::integral I>
+  void update(I y) = delete;  // FrameStack takes vectors: for index observations use ConcatWindow
+
+  /// Forgets everything: all frames zero (no active entry); the next update(y) is reset(y).
+  void clear() noexcept {
+    if constexpr (sparse) {
+      phi_.set_size(0);
+      std::fill(counts_.begin(), counts_.end(), std::size_t{0});
+    } else {
+      phi_.setZero();
+    }
+    started_ = false;
+  }
+
+  [[nodiscard]] const features_type& features() const noexcept { return phi_; }
+  /// m·d.
+  [[nodiscard]] std::size_t dim() const noexcept { return frames_ * dim_; }
+  /// m, the number of frames (the paper's window length).
+  [[nodiscard]] std::size_t frames() const noexcept { return frames_; }
+  /// d, the dimension of one observation.
+  [[nodiscard]] std::size_t observation_dim() const noexcept { return dim_; }
+  [[nodiscard]] WindowPadding padding() const noexcept { return padding_; }
+
+ private:
+  template <class D>
+  void start(const char* who, const Eigen::MatrixBase<D>& y0) {
+    detail::check_dense_observation(who, y0, dim_);
+    const auto d = static_cast<Eigen::Index>(dim_);
+    if (padding_ == WindowPadding::zero) {
+      phi_.tail(phi_.size() - d).setZero();
+      phi_.head(d) = y0;
+    } else {
+      phi_.head(d) = y0;
+      for (std::size_t k = 1; k < frames_; ++k) phi_.segment(static_cast<Eigen::Index>(k) * d, d) = phi_.head(d);
+    }
+    started_ = true;
+  }
+  template <int C>
+  void start(const char* who, const MultiHot<C>& y0) {
+    detail::check_multi_hot_observation(who, y0, dim_, max_active_);
+    const std::size_t n = y0.size();
+    const std::size_t copies = padding_ == WindowPadding::zero ? 1 : frames_;
+    for (std::size_t k = 0; k < copies; ++k)
+      for (std::size_t j = 0; j < n; ++j) phi_[k * n + j] = k * dim_ + y0[j];
+    phi_.set_size(copies * n);
+    std::fill(counts_.begin(), counts_.end(), copies == 1 ? std::size_t{0} : n);
+    head_ = 0;
+    counts_[0] = n;
+    started_ = true;
+  }
+
+  std::size_t frames_;
+  std::size_t dim_;
+  WindowPadding padding_;
+  features_type phi_;
+  // MultiHot frames only: the most active entries a frame may have, a spare buffer for the
+  // update, and the number of active entries of each frame in a ring (counts_[head_] is the newest
+  // frame's, the one before it the oldest's).
+  std::size_t max_active_ = 0;
+  features_type spare_{};
+  std::vector<std::size_t> counts_;
+  std::size_t head_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace memtrace
