@@ -41,7 +41,7 @@ struct default_weights<F> {
 /// linear estimate w·phi and add_scaled(w, alpha, phi) performs w += alpha·phi. Dense Eigen
 /// vectors of float or double (with weights of the same scalar), OneHot and MultiHot qualify; a
 /// user's own type qualifies by providing both functions in its namespace (found by ADL).
-template <class F, class W = typename detail::default_weights<F>::type>
+template <class F, class W = typename detail::default_weights<std::remove_cvref_t<F>>::type>
 concept FeatureVector = requires(const F& phi, W& w, const W& cw, typename W::Scalar alpha) {
   { dot(cw, phi) } -> std::convertible_to<typename W::Scalar>;
   add_scaled(w, alpha, phi);
