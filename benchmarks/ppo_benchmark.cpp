@@ -1,0 +1,128 @@
+// The paper's PPO agent end to end (learn/ppo.hpp, docs/control.md "PPO"), single thread, float,
+// the official configuration (16 environments x 128 steps, 2 epochs x 8 minibatches of 256, 64 x 64
+// tanh actor and critic) on the Minigrid T-maze with corridor 64:
+//   - one PPO iteration = 2,048 environment steps of rollout (environment, memory, one batched
+//     forward pass of both networks for the 16 environments, sampling, recording) + the update
+//     (GAE, 16 minibatch forward/backward passes, clipping, Adam); items are environment steps, so
+//     items/s is the training throughput;
+//   - the rollout alone and the update alone (that part of an iteration, timed by the thread's CPU clock);
+// for the two traces {0, 63/64} of the 45-entry one-hot view (d = 90, dense) and for a frame stack
+// of 65 views (d = 2925, 585 active entries: the sparse first layer).
+//
+//   build/release/benchmarks/ppo_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/experiment/rollout.hpp>
+#include <memtrace/features.hpp>
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/memory/trace_bank.hpp>
+#include <memtrace/memory/window.hpp>
+#include <memtrace/random.hpp>
+#include <vector>
+
+namespace {
+
+using namespace memtrace;
+
+constexpr std::size_t corridor = 64;
+
+/// The two traces {0, 63/64} of the one-hot view (d = 90, dense float features), non-episodic
+/// with z = 0 before the first observation (spec §3.1).
+TraceBank<dynamic, float> traces() { return TraceBank<dynamic, float>({0.0, 63.0 / 64.0}, 45, TraceInit::zero); }
+/// The 65 most recent views, newest first, zero padding (spec §3.2, code m = 64): MultiHot features
+/// over 2925 entries, 585 active once 65 views are seen.
+FrameStack<MultiHot<9>> frames() { return FrameStack<MultiHot<9>>(65, 45, WindowPadding::zero); }
+
+template <class M>
+struct Setup {
+  using Phi = features_t<M>;
+  Rollout<MinigridTMaze, M> rollout;
+  Ppo<Phi> agent;
+
+  explicit Setup(const M& memory) : rollout(make(memory)), agent(memory.dim(), 3, options(), 1) {
+    agent.train(rollout, 2048);  // the first update grows every buffer
+  }
+  static PpoOptions options() {
+    PpoOptions o;
+    o.total_updates = 10000;  // the README run's schedule
+    return o;
+  }
+  static Rollout<MinigridTMaze, M> make(const M& memory) {
+    std::vector<MinigridTMaze> envs(16, MinigridTMaze(corridor));
+    std::vector<M> memories(16, memory);
+    std::vector<DefaultGenerator> gens;
+    for (std::size_t i = 0; i < 16; ++i) gens.push_back(make_stream(7, i));
+    return Rollout<MinigridTMaze, M>(std::move(envs), std::move(memories), std::move(gens));
+  }
+  void collect() {
+    rollout.run(agent, 128, [this](const RolloutBatch<Phi>& batch) { agent.record(batch); });
+  }
+  void learn() {
+    std::vector<Phi>& boot = bootstrap;
+    boot.resize(16);
+    for (std::size_t i = 0; i < 16; ++i) boot[i] = rollout.features(i);
+    benchmark::DoNotOptimize(agent.update(boot).loss);
+  }
+  std::vector<Phi> bootstrap;
+};
+
+/// CPU time of this thread, in seconds (the machine may be shared: wall time would count others' work).
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+template <class M>
+void iteration(benchmark::State& state, const M& memory) {
+  Setup<M> s(memory);
+  for (auto _ : state) s.agent.train(s.rollout, 2048);
+  state.SetItemsProcessed(state.iterations() * 2048);
+}
+
+template <class M>
+void rollout_only(benchmark::State& state, const M& memory) {
+  Setup<M> s(memory);
+  for (auto _ : state) {
+    const double start = cpu_seconds();
+    s.collect();
+    state.SetIterationTime(cpu_seconds() - start);
+    s.learn();
+  }
+  state.SetItemsProcessed(state.iterations() * 2048);
+}
+
+template <class M>
+void update_only(benchmark::State& state, const M& memory) {
+  Setup<M> s(memory);
+  for (auto _ : state) {
+    s.collect();
+    const double start = cpu_seconds();
+    s.learn();
+    state.SetIterationTime(cpu_seconds() - start);
+  }
+  state.SetItemsProcessed(state.iterations() * 2048);
+}
+
+void BM_PpoIteration_Trace90(benchmark::State& state) { iteration(state, traces()); }
+BENCHMARK(BM_PpoIteration_Trace90)->Unit(benchmark::kMillisecond);
+void BM_PpoRollout_Trace90(benchmark::State& state) { rollout_only(state, traces()); }
+BENCHMARK(BM_PpoRollout_Trace90)->UseManualTime()->Unit(benchmark::kMillisecond);
+void BM_PpoUpdate_Trace90(benchmark::State& state) { update_only(state, traces()); }
+BENCHMARK(BM_PpoUpdate_Trace90)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_PpoIteration_FrameStack2925(benchmark::State& state) { iteration(state, frames()); }
+BENCHMARK(BM_PpoIteration_FrameStack2925)->Unit(benchmark::kMillisecond);
+void BM_PpoRollout_FrameStack2925(benchmark::State& state) { rollout_only(state, frames()); }
+BENCHMARK(BM_PpoRollout_FrameStack2925)->UseManualTime()->Unit(benchmark::kMillisecond);
+void BM_PpoUpdate_FrameStack2925(benchmark::State& state) { update_only(state, frames()); }
+BENCHMARK(BM_PpoUpdate_FrameStack2925)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

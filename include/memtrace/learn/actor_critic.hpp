@@ -1,0 +1,141 @@
+#pragma once
+// The paper's actor-critic for discrete actions (spec §4): two separate multilayer perceptrons on
+// the same input, an actor d -> 64 -> tanh -> 64 -> tanh -> |U| (the logits of a categorical
+// policy) and a critic d -> 64 -> tanh -> 64 -> tanh -> 1 (the value), initialised as flax does
+// it; and sampling from the categorical policy with memtrace's own random numbers. See
+// docs/control.md ("PPO").
+
+#include <Eigen/Core>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "memtrace/core.hpp"
+#include "memtrace/learn/mlp.hpp"
+#include "memtrace/random.hpp"
+
+namespace memtrace {
+
+/// An action drawn from a categorical policy and its log-probability.
+struct CategoricalSample {
+  Action action = 0;
+  double log_prob = 0.0;
+};
+
+/// Draws an action from Categorical(softmax(logits)) with exactly ONE uniform_real(gen), by the
+/// inverse CDF in double: with m = max_k ℓ_k, w_k = exp(ℓ_k − m) and W = Σ_k w_k, u = uniform_real(gen)
+/// picks the first k with u·W < w_0 + … + w_k (the last k with w_k > 0 if rounding leaves none).
+/// log_prob = (ℓ_a − m) − log W, the log-softmax of the chosen logit, in double. The logits
+/// (a column vector of float or double, at least one entry) must be finite: a diverged network
+/// throws std::domain_error.
+template <class Derived, std::uniform_random_bit_generator G>
+[[nodiscard]] CategoricalSample sample_categorical(const Eigen::MatrixBase<Derived>& logits, G& gen) {
+  const Eigen::Index n = logits.size();
+  if (n == 0) detail::invalid("sample_categorical: logits must hold at least one entry, got none");
+  double max = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const auto l = static_cast<double>(logits.coeff(k));
+    if (!std::isfinite(l))
+      throw std::domain_error(detail::message("sample_categorical: logits[", k, "] must be finite, got ", l));
+    max = l > max ? l : max;
+  }
+  // At most a few actions: the weights live on the stack when |U| <= 16.
+  constexpr Eigen::Index on_stack = 16;
+  double stack_weights[on_stack];
+  std::vector<double> heap_weights;
+  double* w = stack_weights;
+  if (n > on_stack) {
+    heap_weights.resize(static_cast<std::size_t>(n));
+    w = heap_weights.data();
+  }
+  double total = 0.0;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    w[k] = std::exp(static_cast<double>(logits.coeff(k)) - max);
+    total += w[k];
+  }
+  const double target = uniform_real(gen) * total;
+  Eigen::Index chosen = -1, last_positive = 0;
+  double cumulative = 0.0;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    cumulative += w[k];
+    if (w[k] > 0.0) last_positive = k;
+    if (target < cumulative) {
+      chosen = k;
+      break;
+    }
+  }
+  if (chosen < 0) chosen = last_positive;
+  return {static_cast<Action>(chosen), (static_cast<double>(logits.coeff(chosen)) - max) - std::log(total)};
+}
+
+/// The actor-critic of the paper's PPO agent: an actor {d, h_1, ..., h_n, |U|} (logits) and a critic
+/// {d, h_1, ..., h_n, 1} (value), two separate Mlp<Scalar> on the same input (no shared trunk).
+/// Hidden sizes default to {64, 64}; none (a linear actor and critic) is allowed.
+template <class Scalar = float>
+class ActorCritic {
+ public:
+  using scalar_type = Scalar;
+  using network_type = Mlp<Scalar>;
+
+  /// Networks for input dimension input_dim >= 1 and num_actions >= 1 actions, parameters zero
+  /// until initialize_orthogonal.
+  ActorCritic(std::size_t input_dim, std::size_t num_actions, std::span<const std::size_t> hidden_sizes)
+      : actor_(sizes("ActorCritic", input_dim, hidden_sizes, num_actions)),
+        critic_(sizes("ActorCritic", input_dim, hidden_sizes, 1)) {}
+  ActorCritic(std::size_t input_dim, std::size_t num_actions,
+              std::initializer_list<std::size_t> hidden_sizes = {64, 64})
+      : ActorCritic(input_dim, num_actions, std::span(hidden_sizes.begin(), hidden_sizes.size())) {}
+
+  /// flax's initialisation of the paper's networks: orthogonal kernels (Mlp::initialize_orthogonal)
+  /// with gain √2 for every hidden layer, 0.01 for the actor's head and 1 for the critic's, biases
+  /// zero; the actor's layers are drawn first, then the critic's, from gen.
+  template <std::uniform_random_bit_generator G>
+  void initialize_orthogonal(G& gen) {
+    std::vector<double> gains(actor_.num_layers(), std::sqrt(2.0));
+    gains.back() = 0.01;
+    actor_.initialize_orthogonal(gen, gains);
+    gains.back() = 1.0;
+    critic_.initialize_orthogonal(gen, gains);
+  }
+
+  [[nodiscard]] Mlp<Scalar>& actor() noexcept { return actor_; }
+  [[nodiscard]] const Mlp<Scalar>& actor() const noexcept { return actor_; }
+  [[nodiscard]] Mlp<Scalar>& critic() noexcept { return critic_; }
+  [[nodiscard]] const Mlp<Scalar>& critic() const noexcept { return critic_; }
+  [[nodiscard]] std::size_t input_dim() const noexcept { return actor_.input_dim(); }
+  [[nodiscard]] std::size_t num_actions() const noexcept { return actor_.output_dim(); }
+  /// Parameters of both networks: 2(d + 1)h_1 + ... for the default sizes 128d + 8708 at |U| = 3.
+  [[nodiscard]] std::size_t num_parameters() const noexcept {
+    return actor_.num_parameters() + critic_.num_parameters();
+  }
+  /// Makes room in both networks' workspaces for batches of up to `batch` columns.
+  void reserve(std::size_t batch) {
+    actor_.reserve(batch);
+    critic_.reserve(batch);
+  }
+
+ private:
+  static std::vector<std::size_t> sizes(const char* who, std::size_t input_dim, std::span<const std::size_t> hidden,
+                                        std::size_t out) {
+    if (input_dim == 0) detail::invalid(who, ": input_dim must be at least 1, got 0");
+    if (out == 0) detail::invalid(who, ": num_actions must be at least 1, got 0");
+    for (std::size_t l = 0; l < hidden.size(); ++l)
+      if (hidden[l] == 0) detail::invalid(who, ": hidden_sizes[", l, "] must be at least 1, got 0");
+    std::vector<std::size_t> s;
+    s.reserve(hidden.size() + 2);
+    s.push_back(input_dim);
+    s.insert(s.end(), hidden.begin(), hidden.end());
+    s.push_back(out);
+    return s;
+  }
+
+  Mlp<Scalar> actor_, critic_;
+};
+
+}  // namespace memtrace

@@ -1,0 +1,102 @@
+#pragma once
+// Generalized advantage estimation (Schulman et al. 2016) over a rollout of N environments in
+// lockstep, with the two ways of treating a truncated episode: the paper's official code (only the
+// discount flag counts: a truncation bootstraps from, and chains into, the next episode's first
+// state) and the textbook one (bootstrap from the final observation's value, cut the recursion).
+// See docs/control.md ("PPO").
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+
+#include "memtrace/core.hpp"
+#include "memtrace/experiment/rollout.hpp"
+
+namespace memtrace {
+
+/// What a truncated episode (a time limit, not a terminal state) contributes to the advantages.
+enum class TruncationMode {
+  /// The paper's code (spec §5.3): only termination sets the discount to 0. After a truncation the
+  /// discount stays 1, so δ_t bootstraps from the value of the next stored state — the first state
+  /// of the next episode — and the recursion chains the next episode's advantage into this one.
+  official,
+  /// Gymnasium's meaning of truncation: δ_t = r_t + γ V(final observation) − V(φ_t) and the
+  /// recursion is cut (A_t = δ_t), as if the episode went on beyond the cut with value V.
+  textbook,
+};
+
+/// The constants of generalized_advantages (PPO's defaults: γ 0.99, GAE λ 0.95, official truncation).
+/// gae_lambda is GAE's bias-variance parameter, not the memory trace's λ.
+struct GaeOptions {
+  double gamma = 0.99;
+  double gae_lambda = 0.95;
+  TruncationMode truncation = TruncationMode::official;
+};
+
+/// Advantages and value targets of a rollout of n_steps x n_envs, one sample per (step t, env i)
+/// at index s = t·n_envs + i (the order RolloutBatch hands them over). Per environment, backwards
+/// from t = n_steps - 1 with A_{n_steps} = 0, in double:
+///
+///   official: d_t = 0 if steps[s].terminated else 1,
+///             δ_t = r_t + γ d_t v_next − v_t,   A_t = δ_t + γ λ_gae d_t A_{t+1};
+///   textbook: terminated: A_t = r_t − v_t;  truncated (not terminated): A_t = r_t + γ v_final − v_t;
+///             otherwise as official with d_t = 1;
+///   target_t = v_t + A_t,
+///
+/// where v_t = values[s], v_next = values[s + n_envs] (or bootstrap_values[i] at the last step:
+/// the value of the features the rollout continues from, which after an episode end belong to the
+/// next episode), and v_final = final_values[s], the value of the final observation of a
+/// truncated episode (read only in textbook mode, only where truncated and not terminated; pass an
+/// empty span in official mode). Results are rounded to Scalar.
+template <class Scalar>
+void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::span<const ActedStep> steps,
+                            std::span<const Scalar> values, std::span<const Scalar> bootstrap_values,
+                            std::span<const Scalar> final_values, std::span<Scalar> advantages,
+                            std::span<Scalar> targets) {
+  constexpr const char* who = "generalized_advantages";
+  if (!(options.gamma >= 0.0 && options.gamma <= 1.0))
+    detail::invalid(who, ": options.gamma must be in [0, 1], got ", options.gamma);
+  if (!(options.gae_lambda >= 0.0 && options.gae_lambda <= 1.0))
+    detail::invalid(who, ": options.gae_lambda must be in [0, 1], got ", options.gae_lambda);
+  if (n_envs == 0) detail::invalid(who, ": n_envs must be at least 1, got 0");
+  if (steps.size() % n_envs != 0)
+    detail::invalid(who, ": steps holds ", steps.size(), " samples, not a multiple of n_envs = ", n_envs);
+  const std::size_t n = steps.size();
+  if (values.size() != n) detail::invalid(who, ": values has ", values.size(), " entries, expected ", n);
+  if (bootstrap_values.size() != n_envs)
+    detail::invalid(who, ": bootstrap_values has ", bootstrap_values.size(), " entries, expected n_envs = ", n_envs);
+  const bool textbook = options.truncation == TruncationMode::textbook;
+  if (textbook && final_values.size() != n)
+    detail::invalid(who, ": final_values has ", final_values.size(), " entries, expected ", n,
+                    " (textbook truncation)");
+  if (advantages.size() != n) detail::invalid(who, ": advantages has ", advantages.size(), " entries, expected ", n);
+  if (targets.size() != n) detail::invalid(who, ": targets has ", targets.size(), " entries, expected ", n);
+
+  const double gamma = options.gamma, decay = options.gamma * options.gae_lambda;
+  const std::size_t n_steps = n / n_envs;
+  for (std::size_t i = 0; i < n_envs; ++i) {
+    double next_advantage = 0.0;
+    double next_value = static_cast<double>(bootstrap_values[i]);
+    for (std::size_t t = n_steps; t-- > 0;) {
+      const std::size_t s = t * n_envs + i;
+      const ActedStep& step = steps[s];
+      const double value = static_cast<double>(values[s]);
+      double advantage;
+      if (step.terminated) {
+        advantage = step.reward - value;
+      } else if (textbook && step.truncated) {
+        advantage = step.reward + gamma * static_cast<double>(final_values[s]) - value;
+      } else {
+        const double delta = step.reward + gamma * next_value - value;
+        advantage = delta + decay * next_advantage;
+      }
+      advantages[s] = static_cast<Scalar>(advantage);
+      targets[s] = static_cast<Scalar>(value + advantage);
+      next_advantage = advantage;
+      next_value = value;
+    }
+  }
+}
+
+}  // namespace memtrace

@@ -1,0 +1,873 @@
+// Tests of learn/actor_critic.hpp, learn/gae.hpp and learn/ppo.hpp: the whole PPO loss gradient
+// against central finite differences, GAE against hand-computed sequences, the learning-rate
+// schedule, the global-norm clip across both networks, categorical sampling, the entropy-only
+// update, learning a small task, determinism, sparse = dense, no allocation after the first
+// update, and bad input.
+//
+// Heap allocations are counted in this program (a replaced global operator new) and Eigen's are
+// made to throw inside an AllocationGuard (EIGEN_RUNTIME_NO_MALLOC with eigen_assert throwing).
+#define EIGEN_RUNTIME_NO_MALLOC
+#include <stdexcept>
+#define eigen_assert(x)                                                \
+  do {                                                                 \
+    if (!(x)) throw std::runtime_error("Eigen assertion failed: " #x); \
+  } while (false)
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/experiment/rollout.hpp>
+#include <memtrace/learn/actor_critic.hpp>
+#include <memtrace/learn/gae.hpp>
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/memory/trace_bank.hpp>
+#include <memtrace/memory/window.hpp>
+#include <memtrace/random.hpp>
+#include <new>
+#include <span>
+#include <vector>
+
+// ---- heap allocations, counted while `counting` is set ----
+namespace {
+std::size_t allocations = 0;
+bool counting = false;
+}  // namespace
+// Every replaceable form but the over-aligned ones, so that each new meets its own delete.
+void* operator new(std::size_t size) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  if (counting) ++allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+using namespace memtrace;
+
+namespace {
+
+/// While alive: any heap allocation by Eigen throws, and operator new is counted.
+struct AllocationGuard {
+  AllocationGuard() {
+    Eigen::internal::set_is_malloc_allowed(false);
+    allocations = 0;
+    counting = true;
+  }
+  ~AllocationGuard() {
+    counting = false;
+    Eigen::internal::set_is_malloc_allowed(true);
+  }
+  AllocationGuard(const AllocationGuard&) = delete;
+  AllocationGuard& operator=(const AllocationGuard&) = delete;
+};
+
+/// A small episodic environment: states 0 .. num_states-1 observed as indices, a random walk
+/// nudged by the action, rewards N(0, 1) + [action == state mod actions], terminating with
+/// probability 0.15 a step and truncated after `limit` steps, so that both episode ends occur.
+struct Wander {
+  std::size_t num_states = 5;
+  std::size_t actions = 3;
+  std::size_t limit = 6;
+  std::size_t state = 0, t = 0;
+  template <class G>
+  Observation reset(G& gen) {
+    state = static_cast<std::size_t>(uniform_index(gen, num_states));
+    t = 0;
+    return state;
+  }
+  template <class G>
+  TimeStep<> step(Action u, G& gen) {
+    TimeStep<> out;
+    out.reward = standard_normal(gen) + (u == state % actions ? 1.0 : 0.0);
+    state = (state + u + static_cast<std::size_t>(uniform_index(gen, 2))) % num_states;
+    ++t;
+    out.observation = state;
+    out.terminated = uniform_real(gen) < 0.15;
+    out.truncated = t == limit;
+    return out;
+  }
+  [[nodiscard]] std::size_t num_actions() const { return actions; }
+};
+
+/// A one-step task whose best action depends on the observation: context c in {0, 1} drawn
+/// uniformly, reward 1 iff the action is c, then the episode terminates.
+struct ContextBandit {
+  std::size_t context = 0;
+  template <class G>
+  Observation reset(G& gen) {
+    context = static_cast<std::size_t>(uniform_index(gen, 2));
+    return context;
+  }
+  template <class G>
+  TimeStep<> step(Action u, G& gen) {
+    TimeStep<> out;
+    out.reward = u == context ? 1.0 : 0.0;
+    out.terminated = true;
+    out.observation = static_cast<Observation>(uniform_index(gen, 2));  // never acted on
+    return out;
+  }
+  [[nodiscard]] std::size_t num_actions() const { return 2; }
+};
+
+/// An environment that pays nothing.
+struct Silent {
+  std::size_t t = 0;
+  template <class G>
+  Observation reset(G& gen) {
+    t = 0;
+    return static_cast<Observation>(uniform_index(gen, 4));
+  }
+  template <class G>
+  TimeStep<> step(Action, G& gen) {
+    TimeStep<> out;
+    out.observation = static_cast<Observation>(uniform_index(gen, 4));
+    out.truncated = ++t == 5;
+    return out;
+  }
+  [[nodiscard]] std::size_t num_actions() const { return 3; }
+};
+
+/// A memory trace of index observations, z = λ z + (1 − λ) e_y (z_0 = e_{y_0}), with dense features
+/// returned by reference (or by value).
+template <class Vec, bool ByValue = false>
+struct DenseTrace {
+  std::size_t n = 5;
+  double lambda = 0.5;
+  Vec z = Vec::Zero(static_cast<Eigen::Index>(n));
+  void reset(Observation y) {
+    z.setZero();
+    z[static_cast<Eigen::Index>(y)] = 1;
+  }
+  void update(Observation y) {
+    z *= static_cast<typename Vec::Scalar>(lambda);
+    z[static_cast<Eigen::Index>(y)] += static_cast<typename Vec::Scalar>(1 - lambda);
+  }
+  [[nodiscard]] std::size_t dim() const { return n; }
+  [[nodiscard]] auto features() const -> std::conditional_t<ByValue, Vec, const Vec&> { return z; }
+};
+
+/// The last two observations as a MultiHot over 2n entries (the current one in [0, n), the previous
+/// in [n, 2n)): a frame stack of one-hot frames; to_dense of it is DenseStack's features.
+struct SparseStack {
+  std::size_t n = 5;
+  MultiHot<2> phi;
+  void reset(Observation y) {
+    phi[0] = y;
+    phi.set_size(1);
+  }
+  void update(Observation y) {
+    const std::size_t previous = phi[0];
+    phi[0] = y;
+    phi[1] = n + previous;
+    phi.set_size(2);
+  }
+  [[nodiscard]] std::size_t dim() const { return 2 * n; }
+  [[nodiscard]] const MultiHot<2>& features() const { return phi; }
+};
+struct DenseStack {
+  SparseStack sparse;
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(10);
+  void reset(Observation y) {
+    sparse.reset(y);
+    z = to_dense(sparse.phi, 10);
+  }
+  void update(Observation y) {
+    sparse.update(y);
+    z = to_dense(sparse.phi, 10);
+  }
+  [[nodiscard]] std::size_t dim() const { return 10; }
+  [[nodiscard]] const Eigen::VectorXd& features() const { return z; }
+};
+
+/// n copies of env and memory, streams (seed, i).
+template <class Env, class M>
+Rollout<Env, M> make_rollout(std::size_t n, const Env& env, const M& memory, std::uint64_t seed) {
+  std::vector<Env> envs(n, env);
+  std::vector<M> memories(n, memory);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < n; ++i) gens.push_back(make_stream(seed, i));
+  return Rollout<Env, M>(std::move(envs), std::move(memories), std::move(gens));
+}
+
+/// Fills the agent's buffer with n_steps rollout steps and computes the advantages.
+template <class Agent, class Env, class M>
+void collect(Agent& agent, Rollout<Env, M>& rollout) {
+  using Phi = typename Agent::features_type;
+  rollout.run(agent, agent.options().n_steps, [&](const RolloutBatch<Phi>& batch) { agent.record(batch); });
+  std::vector<Phi> bootstrap;
+  for (std::size_t i = 0; i < rollout.size(); ++i) bootstrap.push_back(rollout.features(i));
+  agent.compute_advantages(bootstrap);
+}
+
+PpoOptions small_options() {
+  PpoOptions o;
+  o.n_envs = 2;
+  o.n_steps = 8;
+  o.epochs = 1;
+  o.minibatches = 2;
+  o.hidden_sizes = {5, 4};
+  o.anneal_lr = false;
+  return o;
+}
+
+template <class V>
+std::vector<double> copy_of(const V& v) {
+  return std::vector<double>(v.data(), v.data() + v.size());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The loss gradient
+
+TEST_CASE("the whole PPO loss gradient equals central finite differences for every parameter of both networks",
+          "[ppo][gradient]") {
+  // Three settings: the official coefficients; a narrow clip (most ratios clipped); a large entropy
+  // weight with a small value weight. In each, the ratios straddle the clip range (some samples
+  // have a gradient through the surrogate, some not), advantages are normalised over the 11 chosen
+  // samples, and the value and entropy terms are non-zero.
+  struct Setting {
+    double clip_epsilon, vf_coef, ent_coef;
+  };
+  const Setting setting = GENERATE(Setting{0.2, 0.5, 0.01}, Setting{0.05, 0.5, 0.01}, Setting{0.2, 0.1, 0.3});
+  PpoOptions o = small_options();
+  o.clip_epsilon = setting.clip_epsilon;
+  o.vf_coef = setting.vf_coef;
+  o.ent_coef = setting.ent_coef;
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 11);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);
+  collect(agent, rollout);
+  // Move away from the acting parameters so that the ratios are not 1.
+  Xoshiro256StarStar noise(5);
+  for (auto& p : agent.actor().parameters()) p += 0.4 * standard_normal(noise);
+  for (auto& p : agent.critic().parameters()) p += 0.4 * standard_normal(noise);
+
+  const std::vector<std::size_t> samples = {3, 14, 0, 7, 9, 12, 1, 5, 15, 10, 6};
+  const PpoLoss at = agent.minibatch_loss(samples, true);
+  INFO("clip fraction " << at.clip_fraction << ", entropy " << at.entropy << ", value loss " << at.value_loss);
+  REQUIRE(at.clip_fraction > 0.0);
+  REQUIRE(at.clip_fraction < 1.0);
+  REQUIRE(at.entropy > 0.1);
+  REQUIRE(at.value_loss > 0.01);
+  const std::vector<double> actor_gradient = copy_of(agent.actor().gradients());
+  const std::vector<double> critic_gradient = copy_of(agent.critic().gradients());
+
+  const double h = 1e-6;
+  double worst = 0;
+  const auto check = [&](Mlp<double>& net, const std::vector<double>& gradient) {
+    auto params = net.parameters();
+    for (Eigen::Index k = 0; k < params.size(); ++k) {
+      const double saved = params[k];
+      params[k] = saved + h;
+      const PpoLoss up = agent.minibatch_loss(samples, false);
+      params[k] = saved - h;
+      const PpoLoss down = agent.minibatch_loss(samples, false);
+      params[k] = saved;
+      REQUIRE(up.clip_fraction == at.clip_fraction);  // no sample crosses a kink of the clipped objective
+      REQUIRE(down.clip_fraction == at.clip_fraction);
+      const double numeric = (up.loss - down.loss) / (2 * h);
+      const double error = std::abs(numeric - gradient[static_cast<std::size_t>(k)]) / std::max(1.0, std::abs(numeric));
+      worst = std::max(worst, error);
+      REQUIRE(error < 1e-7);
+    }
+  };
+  check(agent.actor(), actor_gradient);
+  check(agent.critic(), critic_gradient);
+  INFO("worst relative error " << worst);
+  CHECK(worst < 1e-7);
+}
+
+TEST_CASE("the loss terms are the spec's formulas: ratio, per-minibatch normalised advantages, 0.5 MSE, entropy",
+          "[ppo][gradient]") {
+  // An independent evaluation of the loss from the networks' outputs, sample by sample.
+  PpoOptions o = small_options();
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 4);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 8);
+  collect(agent, rollout);
+  Xoshiro256StarStar noise(6);
+  for (auto& p : agent.actor().parameters()) p += 0.3 * standard_normal(noise);
+  const std::vector<std::size_t> samples = {2, 4, 6, 8, 10, 11, 13};
+  const PpoLoss got = agent.minibatch_loss(samples, false);
+
+  std::vector<double> adv;
+  for (const std::size_t s : samples) adv.push_back(agent.advantages()[static_cast<Eigen::Index>(s)]);
+  double mean = 0, var = 0;
+  for (const double a : adv) mean += a / 7;
+  for (const double a : adv) var += (a - mean) * (a - mean) / 7;
+  double pi = 0, v = 0, ent = 0, kl = 0, clipped = 0;
+  for (std::size_t j = 0; j < samples.size(); ++j) {
+    // A minibatch of one forwards sample s through both networks (its stored features).
+    const std::size_t s = samples[j];
+    const std::array<std::size_t, 1> one = {s};
+    (void)agent.minibatch_loss(one, false);
+    const auto logits = agent.actor().output().col(0);
+    const double value = agent.critic().output()(0, 0);
+    const double m = logits.maxCoeff();
+    const double lse = m + std::log((logits.array() - m).exp().sum());
+    const Eigen::VectorXd logp = logits.array() - lse;
+    const Action a = agent.steps()[s].action;
+    const double ratio = std::exp(logp[static_cast<Eigen::Index>(a)] - agent.log_probs()[static_cast<Eigen::Index>(s)]);
+    const double hat = (adv[j] - mean) / (std::sqrt(var) + 1e-8);
+    pi -= std::min(ratio * hat, std::clamp(ratio, 0.8, 1.2) * hat) / 7;
+    v += 0.5 * std::pow(value - agent.targets()[static_cast<Eigen::Index>(s)], 2) / 7;
+    ent -= (logp.array().exp() * logp.array()).sum() / 7;
+    kl += ((ratio - 1) - std::log(ratio)) / 7;
+    clipped += (std::abs(ratio - 1) > 0.2 ? 1.0 : 0.0) / 7;
+  }
+  CHECK(got.policy_loss == Approx(pi).epsilon(1e-12));
+  CHECK(got.value_loss == Approx(v).epsilon(1e-12));
+  CHECK(got.entropy == Approx(ent).epsilon(1e-12));
+  CHECK(got.approx_kl == Approx(kl).epsilon(1e-9));
+  CHECK(got.clip_fraction == Approx(clipped));
+  CHECK(got.loss == Approx(pi + 0.5 * v - 0.01 * ent).epsilon(1e-12));
+}
+
+// ---------------------------------------------------------------------------------------------
+// GAE
+
+namespace {
+ActedStep step_of(double reward, bool terminated = false, bool truncated = false) {
+  ActedStep s;
+  s.reward = reward;
+  s.terminated = terminated;
+  s.truncated = truncated;
+  return s;
+}
+}  // namespace
+
+TEST_CASE(
+    "GAE equals hand-computed sequences with termination, truncation (official and textbook) and the "
+    "rollout boundary",
+    "[gae]") {
+  // 3 environments x 4 steps, γ = 0.9, GAE λ = 0.8 (γλ = 0.72); sample s = 3t + i.
+  //   env 0: terminated at t = 1;  env 1: truncated at t = 2;  env 2: truncated at the last step.
+  const std::size_t n = 3;
+  std::vector<ActedStep> steps(12);
+  std::vector<double> values(12), finals(12, 0.0);
+  const double r[3][4] = {{1, 0, 2, 0}, {0, 1, 0.5, -1}, {0, 0, 0, 1}};
+  const double v[3][4] = {{0.5, 0.2, 0.1, 0.3}, {1.0, -0.5, 0.25, 0.4}, {0.1, 0.2, 0.3, 0.4}};
+  for (std::size_t t = 0; t < 4; ++t)
+    for (std::size_t i = 0; i < n; ++i) {
+      steps[3 * t + i] = step_of(r[i][t], i == 0 && t == 1, (i == 1 && t == 2) || (i == 2 && t == 3));
+      values[3 * t + i] = v[i][t];
+    }
+  finals[3 * 2 + 1] = 0.6;  // V(final observation) of env 1's truncated episode
+  finals[3 * 3 + 2] = 0.9;  // and of env 2's
+  const std::vector<double> bootstrap = {0.7, 0.2, 0.5};
+  std::vector<double> adv(12), target(12);
+
+  // Official: only termination cuts; env 1 chains its truncation into the next episode, env 2
+  // bootstraps its last step from the next episode's first state (bootstrap value 0.5).
+  const double official[3][4] = {
+      // env 0: A3 = 0 + 0.9*0.7 - 0.3 = 0.33; A2 = 2 + 0.9*0.3 - 0.1 + 0.72*0.33 = 2.4076;
+      //        A1 = 0 - 0.2 = -0.2 (terminated); A0 = 1 + 0.9*0.2 - 0.5 + 0.72*(-0.2) = 0.536
+      {0.536, -0.2, 2.4076, 0.33},
+      // env 1: A3 = -1 + 0.9*0.2 - 0.4 = -1.22; A2 = 0.5 + 0.9*0.4 - 0.25 + 0.72*(-1.22) = -0.2684;
+      //        A1 = 1 + 0.9*0.25 + 0.5 + 0.72*(-0.2684) = 1.531752; A0 = -0.45 - 1 + 0.72*1.531752
+      {-0.34713856, 1.531752, -0.2684, -1.22},
+      // env 2: A3 = 1 + 0.9*0.5 - 0.4 = 1.05; A2 = 0.27 - 0.3 + 0.72*1.05 = 0.816;
+      //        A1 = 0.27 - 0.2 + 0.72*0.816 = 0.65752; A0 = 0.18 - 0.1 + 0.72*0.65752 = 0.5534144
+      {0.5534144, 0.65752, 0.816, 1.05}};
+  // Textbook: a truncation bootstraps from V(final observation) and cuts the recursion.
+  const double textbook[3][4] = {
+      {0.536, -0.2, 2.4076, 0.33},  // no truncation: as official
+      // env 1: A3 = -1.22; A2 = 0.5 + 0.9*0.6 - 0.25 = 0.79 (cut); A1 = 1.725 + 0.72*0.79 = 2.2938;
+      //        A0 = -1.45 + 0.72*2.2938 = 0.201536
+      {0.201536, 2.2938, 0.79, -1.22},
+      // env 2: A3 = 1 + 0.9*0.9 - 0.4 = 1.41; A2 = 0.06 + 0.72*1.41 = 1.0752;
+      //        A1 = 0.07 + 0.72*1.0752 = 0.844144; A0 = 0.08 + 0.72*0.844144 = 0.68778368
+      {0.68778368, 0.844144, 1.0752, 1.41}};
+
+  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+    const GaeOptions options{0.9, 0.8, mode};
+    generalized_advantages<double>(options, n, steps, values, bootstrap, finals, adv, target);
+    const auto& expected = mode == TruncationMode::official ? official : textbook;
+    for (std::size_t t = 0; t < 4; ++t)
+      for (std::size_t i = 0; i < n; ++i) {
+        INFO("mode " << static_cast<int>(mode) << ", env " << i << ", t " << t);
+        CHECK(adv[3 * t + i] == Approx(expected[i][t]).epsilon(1e-12));
+        CHECK(target[3 * t + i] == Approx(v[i][t] + expected[i][t]).epsilon(1e-12));
+      }
+  }
+}
+
+TEST_CASE(
+    "GAE: a step both terminated and truncated does not bootstrap, and γ = 0, GAE λ = 0 and GAE λ = 1 give r − v, the "
+    "TD error and the return − v",
+    "[gae]") {
+  const std::vector<ActedStep> steps = {step_of(1.0), step_of(2.0, true, true)};
+  const std::vector<double> values = {0.25, 0.5}, bootstrap = {10.0}, finals = {0.0, 7.0};
+  std::vector<double> adv(2), target(2);
+  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+    generalized_advantages<double>({0.5, 1.0, mode}, 1, steps, values, bootstrap, finals, adv, target);
+    CHECK(adv[1] == 1.5);                                 // 2 - 0.5: neither the bootstrap (10) nor the final value (7)
+    CHECK(adv[0] == 1.0 + 0.5 * 0.5 - 0.25 + 0.5 * 1.5);  // λ = 1: the full discounted return minus v
+  }
+  generalized_advantages<double>({0.0, 0.95, TruncationMode::official}, 1, steps, values, bootstrap, finals, adv,
+                                 target);
+  CHECK(adv[0] == 0.75);  // γ = 0: r − v
+  generalized_advantages<double>({0.5, 0.0, TruncationMode::official}, 1, steps, values, bootstrap, finals, adv,
+                                 target);
+  CHECK(adv[0] == 1.0 + 0.5 * 0.5 - 0.25);  // GAE λ = 0: the one-step TD error
+}
+
+TEST_CASE(
+    "the agent's advantages are GAE of its rollout, bootstrapping from the given features and, in textbook "
+    "mode, from the final observations",
+    "[gae][ppo]") {
+  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+    PpoOptions o = small_options();
+    o.truncation = mode;
+    o.n_steps = 16;
+    Ppo<Eigen::VectorXd, double> agent(5, 3, o, 2);
+    Ppo<Eigen::VectorXd, double> values_only(5, 3, o, 2);  // same parameters: an independent critic
+    auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 9);
+    std::vector<double> finals(32, 0.0);
+    std::size_t truncations = 0;
+    rollout.run(agent, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
+      for (std::size_t i = 0; i < 2; ++i)
+        if (batch.steps[i].truncated && !batch.steps[i].terminated) {
+          ++truncations;
+          Eigen::MatrixXd x = batch.next_features[i];
+          finals[2 * agent.recorded_steps() + i] = values_only.critic().forward(x)(0, 0);
+        }
+      agent.record(batch);
+    });
+    REQUIRE(truncations > 0);
+    std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+    agent.compute_advantages(bootstrap);
+    Eigen::MatrixXd x(5, 2);
+    x << bootstrap[0], bootstrap[1];
+    const Eigen::RowVectorXd boot = values_only.critic().forward(x);
+    std::vector<double> adv(32), target(32);
+    generalized_advantages<double>({o.gamma, o.gae_lambda, mode}, 2, agent.steps(), copy_of(agent.values()),
+                                   copy_of(boot), finals, adv, target);
+    for (std::size_t s = 0; s < 32; ++s) {
+      CHECK(agent.advantages()[static_cast<Eigen::Index>(s)] == Approx(adv[s]).epsilon(1e-12));
+      CHECK(agent.targets()[static_cast<Eigen::Index>(s)] == Approx(target[s]).epsilon(1e-12));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedule, clipping, sampling
+
+TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches Adam steps: lr0 first, lr0/T last",
+          "[ppo][schedule]") {
+  PpoOptions o = small_options();
+  o.epochs = 2;
+  o.anneal_lr = true;
+  o.learning_rate = 1e-3;
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 1);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  CHECK(agent.learning_rate() == 1e-3);
+  std::vector<PpoStats> stats;
+  agent.train(rollout, 3 * 16 + 5, [&](const PpoStats& s) { stats.push_back(s); });  // 3 updates; 5 steps dropped
+  REQUIRE(stats.size() == 3);
+  CHECK(agent.total_updates() == 3);
+  const double T = 3 * 2 * 2;  // updates x epochs x minibatches
+  for (std::size_t u = 0; u < 3; ++u) {
+    CHECK(stats[u].update == u + 1);
+    CHECK(stats[u].env_steps == 16 * (u + 1));
+    CHECK(stats[u].adam_steps == 4 * (u + 1));
+    CHECK(stats[u].first_learning_rate == Approx(1e-3 * (1 - 4.0 * static_cast<double>(u) / T)).epsilon(1e-15));
+    CHECK(stats[u].last_learning_rate == Approx(1e-3 * (1 - (4.0 * static_cast<double>(u) + 3) / T)).epsilon(1e-15));
+  }
+  CHECK(stats[0].first_learning_rate == 1e-3);
+  CHECK(stats[2].last_learning_rate == Approx(1e-3 / T).epsilon(1e-15));
+  CHECK(agent.learning_rate() == 0.0);
+
+  // Without annealing the rate stays; with an explicit horizon update() runs without train().
+  o.anneal_lr = false;
+  Ppo<Eigen::VectorXd, double> constant(5, 3, o, 1);
+  auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  constant.train(rollout2, 32, [&](const PpoStats& s) {
+    CHECK(s.first_learning_rate == 1e-3);
+    CHECK(s.last_learning_rate == 1e-3);
+  });
+  o.anneal_lr = true;
+  o.total_updates = 10;
+  Ppo<Eigen::VectorXd, double> manual(5, 3, o, 1);
+  auto rollout3 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  rollout3.run(manual, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { manual.record(b); });
+  std::vector<Eigen::VectorXd> bootstrap = {rollout3.features(0), rollout3.features(1)};
+  const PpoStats& s = manual.update(bootstrap);
+  CHECK(s.last_learning_rate == Approx(1e-3 * (1 - 3.0 / 40)).epsilon(1e-15));
+}
+
+TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo][clip]") {
+  // The unclipped gradients of the first (and only) minibatch, from an agent that never clips.
+  PpoOptions o = small_options();
+  o.minibatches = 1;
+  o.max_grad_norm = 1e9;
+  Ppo<Eigen::VectorXd, double> reference(5, 3, o, 6);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
+  collect(reference, rollout);
+  std::vector<std::size_t> all(16);
+  for (std::size_t s = 0; s < 16; ++s) all[s] = s;
+  (void)reference.minibatch_loss(all, true);
+  const Eigen::VectorXd actor = reference.actor().gradients(), critic = reference.critic().gradients();
+  const double na = actor.norm(), nc = critic.norm(), global = std::sqrt(na * na + nc * nc);
+  // A threshold above each network's norm but below the global one: only a joint clip acts.
+  o.max_grad_norm = (std::max(na, nc) + global) / 2;
+  INFO("actor norm " << na << ", critic norm " << nc << ", global " << global << ", clip " << o.max_grad_norm);
+  REQUIRE(std::max(na, nc) < o.max_grad_norm);
+  REQUIRE(o.max_grad_norm < global);
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 6);
+  auto same = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
+  same.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
+  std::vector<Eigen::VectorXd> bootstrap = {same.features(0), same.features(1)};
+  const PpoStats& stats = agent.update(bootstrap);
+  CHECK(stats.grad_norm == Approx(global).epsilon(1e-12));
+  const double scale = o.max_grad_norm / global;
+  CHECK((agent.actor().gradients() - scale * actor).norm() < 1e-12 * na);
+  CHECK((agent.critic().gradients() - scale * critic).norm() < 1e-12 * nc);
+  const double after = std::sqrt(agent.actor().gradients().squaredNorm() + agent.critic().gradients().squaredNorm());
+  CHECK(after == Approx(o.max_grad_norm).epsilon(1e-12));
+}
+
+TEST_CASE("sample_categorical draws each action with its softmax probability using one uniform_real a draw",
+          "[sampling]") {
+  const Eigen::Vector4f logits(0.5f, -1.0f, 2.0f, 0.0f);
+  Eigen::Vector4d p = logits.cast<double>().array().exp();
+  p /= p.sum();
+  Xoshiro256StarStar gen(17);
+  const std::size_t draws = 200000;
+  std::array<std::size_t, 4> counts{};
+  for (std::size_t k = 0; k < draws; ++k) {
+    Xoshiro256StarStar before = gen;
+    const CategoricalSample s = sample_categorical(logits, gen);
+    (void)before();
+    REQUIRE(before == gen);  // exactly one 64-bit word (one uniform_real) per draw
+    ++counts[s.action];
+    REQUIRE(s.log_prob == Approx(std::log(p[static_cast<Eigen::Index>(s.action)])).epsilon(1e-6));
+  }
+  for (std::size_t a = 0; a < 4; ++a) {
+    // Binomial(draws, p_a): the count is within 5 standard deviations (a correct sampler fails this
+    // with probability below 6e-7 per action; the seed is fixed).
+    const double mean = static_cast<double>(draws) * p[static_cast<Eigen::Index>(a)];
+    const double sd = std::sqrt(mean * (1 - p[static_cast<Eigen::Index>(a)]));
+    INFO("action " << a << ": " << counts[a] << " draws, expected " << mean << " ± " << sd);
+    CHECK(std::abs(static_cast<double>(counts[a]) - mean) < 5 * sd);
+  }
+  // The inverse CDF exactly: u = uniform_real picks the first k with u·W < w_0 + ... + w_k.
+  Xoshiro256StarStar replay(17), gen2(17);
+  for (int k = 0; k < 1000; ++k) {
+    const double u = uniform_real(replay);
+    double c = 0;
+    std::size_t expected = 3;
+    for (std::size_t a = 0; a < 4; ++a) {
+      c += p[static_cast<Eigen::Index>(a)];
+      if (u < c) {
+        expected = a;
+        break;
+      }
+    }
+    CHECK(sample_categorical(logits, gen2).action == expected);
+  }
+  // A one-hot distribution always gives its action; non-finite logits are refused.
+  const Eigen::Vector3d certain(0.0, -1e6, -1e6);
+  for (int k = 0; k < 100; ++k) CHECK(sample_categorical(certain, gen).action == 0);
+  const Eigen::Vector2d bad(0.0, std::numeric_limits<double>::quiet_NaN());
+  CHECK_THROWS_WITH(sample_categorical(bad, gen), Catch::Contains("sample_categorical: logits[1] must be finite"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Updates
+
+TEST_CASE("with zero advantages and exact values an update moves only the actor, through the entropy term", "[ppo]") {
+  // Rewards are 0 and the critic outputs exactly 0 (zero head): advantages, value errors and
+  // their gradients are exactly 0, and Adam's step on a zero gradient is exactly 0.
+  for (const double ent_coef : {0.0, 0.01}) {
+    PpoOptions o = small_options();
+    o.ent_coef = ent_coef;
+    o.epochs = 2;
+    Ppo<Eigen::VectorXd, double> agent(4, 3, o, 3);
+    agent.critic().weights(agent.critic().num_layers() - 1).setZero();
+    Xoshiro256StarStar noise(2);
+    for (auto& p : agent.actor().parameters()) p += 0.3 * standard_normal(noise);  // a policy of low entropy
+    const Eigen::VectorXd actor_before = agent.actor().parameters(), critic_before = agent.critic().parameters();
+    auto rollout = make_rollout(2, Silent{}, DenseTrace<Eigen::VectorXd>{4, 0.5}, 1);
+    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
+    std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+    std::vector<std::size_t> all(16);
+    for (std::size_t s = 0; s < 16; ++s) all[s] = s;
+    agent.compute_advantages(bootstrap);
+    CHECK(agent.advantages().cwiseAbs().maxCoeff() == 0.0);
+    const double entropy_before = agent.minibatch_loss(all, false).entropy;
+    // compute_advantages ran once already; update runs it again on the same buffer (the same result).
+    const PpoStats& stats = agent.update(bootstrap);
+    CHECK(stats.policy_loss == 0.0);
+    CHECK(stats.value_loss == 0.0);
+    CHECK(agent.critic().parameters() == critic_before);
+    if (ent_coef == 0.0) {
+      CHECK(agent.actor().parameters() == actor_before);
+    } else {
+      CHECK(agent.actor().parameters() != actor_before);
+      CHECK(agent.minibatch_loss(all, false).entropy > entropy_before);
+    }
+  }
+}
+
+TEST_CASE("PPO learns a one-step task whose best action depends on the observation", "[ppo][learning]") {
+  // The official hyperparameters (64 x 64 tanh networks, lr 3e-4 annealed to 0, 2 epochs, clip 0.2,
+  // entropy 0.01), 8 environments x 16 steps, 4 minibatches, 64 updates (8,192 steps); random play
+  // succeeds half the time. Calibration over agent and rollout seeds 1-10 (GCC 12, -O2): the
+  // 200-episode evaluation reached 0.990-0.995 and the last update's training episodes 0.98-1.00;
+  // with half the budget (32 updates) 0.945-0.960 and 0.90-0.95; with 16 updates 0.73-0.75.
+  PpoOptions o;
+  o.n_envs = 8;
+  o.n_steps = 16;
+  o.minibatches = 4;
+  Ppo<Eigen::VectorXf, float> agent(2, 2, o, 1);
+  const DenseTrace<Eigen::VectorXf> onehot{2, 0.0};
+  auto rollout = make_rollout(8, ContextBandit{}, onehot, 1);
+  double last = 0;
+  agent.train(rollout, 64 * 128, [&](const PpoStats& s) { last = s.mean_episode_return(); });
+  DefaultGenerator gen(99);
+  const std::vector<EpisodeEnd> episodes = agent.evaluate(ContextBandit{}, onehot, gen, 200);
+  REQUIRE(episodes.size() == 200);
+  double success = 0;
+  for (const EpisodeEnd& e : episodes) success += e.episode_return / 200;
+  INFO("evaluation success " << success << ", last update's training success " << last);
+  CHECK(success > 0.9);
+  CHECK(last > 0.9);
+}
+
+TEST_CASE("the same seed gives the same parameters after an update, bit for bit, and another seed does not",
+          "[ppo][determinism]") {
+  const auto trained = [](std::uint64_t seed) {
+    PpoOptions o = small_options();
+    o.epochs = 2;
+    Ppo<Eigen::VectorXf, float> agent(5, 3, o, seed);
+    auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 7);
+    agent.train(rollout, 32);
+    Eigen::VectorXf all(agent.actor().num_parameters() + agent.critic().num_parameters());
+    all << agent.actor().parameters(), agent.critic().parameters();
+    return all;
+  };
+  const Eigen::VectorXf a = trained(5), b = trained(5), c = trained(6);
+  CHECK(a == b);
+  CHECK(a != c);
+}
+
+TEST_CASE("MultiHot features train like their dense vectors (the sparse first layer), up to rounding",
+          "[ppo][sparse]") {
+  PpoOptions o = small_options();
+  o.epochs = 2;
+  Ppo<MultiHot<2>, double> sparse(10, 3, o, 8);
+  Ppo<Eigen::VectorXd, double> dense(10, 3, o, 8);
+  auto rs = make_rollout(2, Wander{}, SparseStack{}, 2);
+  auto rd = make_rollout(2, Wander{}, DenseStack{}, 2);
+  std::vector<Action> actions_sparse, actions_dense;
+  sparse.train(rs, 48, [&](const PpoStats&) {
+    for (const ActedStep& s : sparse.steps()) actions_sparse.push_back(s.action);
+  });
+  dense.train(rd, 48, [&](const PpoStats&) {
+    for (const ActedStep& s : dense.steps()) actions_dense.push_back(s.action);
+  });
+  CHECK(actions_sparse == actions_dense);
+  CHECK((sparse.actor().parameters() - dense.actor().parameters()).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK((sparse.critic().parameters() - dense.critic().parameters()).cwiseAbs().maxCoeff() < 1e-12);
+}
+
+TEST_CASE(
+    "after the first update, training on the Minigrid T-maze allocates nothing (float TraceBank, "
+    "MultiHot FrameStack)",
+    "[ppo][allocation]") {
+  PpoOptions o = small_options();
+  o.n_envs = 4;
+  o.epochs = 2;
+  o.hidden_sizes = {8, 8};
+  o.total_updates = 10;
+  o.anneal_lr = true;
+  const auto run = [](auto& agent, auto memory) {
+    auto rollout = make_rollout(4, MinigridTMaze(2), memory, 1);
+    agent.train(rollout, 32);
+    std::size_t updates = 0, truncations = 0;
+    {
+      AllocationGuard guard;
+      agent.train(rollout, 40 * 32, [&](const PpoStats& s) {
+        ++updates;
+        for (const EpisodeEnd& e : s.episodes) truncations += e.truncated;
+      });
+    }
+    CHECK(updates == 40);
+    CHECK(allocations == 0);
+    return truncations;
+  };
+  Ppo<Eigen::VectorXf> traces(90, 3, o, 1);  // dense float features, official truncation
+  run(traces, TraceBank<dynamic, float>({0.0, 0.5}, 45, TraceInit::zero));
+  o.truncation = TruncationMode::textbook;  // the final observations' values too
+  Ppo<MultiHot<>> frames(180, 3, o, 1);     // MultiHot<dynamic> features of 4 frames
+  CHECK(run(frames, FrameStack<MultiHot<9>>(4, 45, WindowPadding::zero)) > 0);
+}
+
+TEST_CASE(
+    "train reports every episode that ended in the rollout with its return and length, and evaluate runs K "
+    "episodes reproducibly",
+    "[ppo]") {
+  PpoOptions o = small_options();
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 1);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
+  // The same rollout watched by a second sink: the episodes it sees end.
+  std::vector<EpisodeEnd> seen, reported;
+  std::size_t t = 0;
+  Ppo<Eigen::VectorXd, double> twin(5, 3, o, 1);
+  auto watched = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
+  twin.train(watched, 16 * 3,
+             [&](const PpoStats& s) { reported.insert(reported.end(), s.episodes.begin(), s.episodes.end()); });
+  for (std::size_t u = 0; u < 3; ++u) {
+    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+      for (std::size_t i = 0; i < 2; ++i)
+        if (b.steps[i].terminated || b.steps[i].truncated)
+          seen.push_back({i, t % 8, b.steps[i].episode_return, b.steps[i].episode_length, b.steps[i].terminated,
+                          b.steps[i].truncated});
+      ++t;
+      agent.record(b);
+    });
+    std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+    agent.update(bootstrap);
+  }
+  REQUIRE(seen.size() > 3);
+  CHECK(reported == seen);
+
+  // The policy view: one environment at a time draws what the batch draws.
+  static_assert(BatchPolicy<Ppo<Eigen::VectorXd, double>, Eigen::VectorXd>);
+  static_assert(Policy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
+  static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
+  PpoPolicy<Eigen::VectorXd, double> pi = agent.policy();
+  const std::vector<Eigen::VectorXd> phis = {rollout.features(0), rollout.features(1), rollout.features(0)};
+  std::vector<DefaultGenerator> batch_gens = {DefaultGenerator(1), DefaultGenerator(2), DefaultGenerator(3)};
+  std::vector<DefaultGenerator> single_gens = batch_gens;
+  std::vector<Action> batch_actions(3);
+  for (int round = 0; round < 20; ++round) {
+    pi.act(std::span<const Eigen::VectorXd>(phis), std::span(batch_gens), std::span(batch_actions));
+    for (std::size_t i = 0; i < 3; ++i) CHECK(pi.act(phis[i], single_gens[i]) == batch_actions[i]);
+  }
+
+  DefaultGenerator gen(3), same(3);
+  const auto a = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, gen, 25);
+  const auto b = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, same, 25);
+  REQUIRE(a.size() == 25);
+  CHECK(a == b);
+  CHECK(gen == same);
+  CHECK(gen != DefaultGenerator(3));  // the generator advanced
+  for (const EpisodeEnd& e : a) {
+    CHECK(e.length >= 1);
+    CHECK(e.length <= 6);
+    CHECK((e.terminated || e.truncated));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+
+TEST_CASE("bad options and arguments are refused with the function, the argument and the value named",
+          "[ppo][errors]") {
+  using Agent = Ppo<Eigen::VectorXd, double>;
+  const auto refused = [](auto change, const char* message) {
+    PpoOptions o = small_options();
+    change(o);
+    CHECK_THROWS_WITH(Agent(5, 3, o), Catch::Contains(message));
+    CHECK_THROWS_AS(Agent(5, 3, o), std::invalid_argument);
+  };
+  refused([](PpoOptions& o) { o.n_envs = 0; }, "Ppo: options.n_envs must be at least 1, got 0");
+  refused([](PpoOptions& o) { o.n_steps = 0; }, "Ppo: options.n_steps must be at least 1, got 0");
+  refused([](PpoOptions& o) { o.epochs = 0; }, "Ppo: options.epochs must be at least 1, got 0");
+  refused([](PpoOptions& o) { o.minibatches = 0; }, "Ppo: options.minibatches must be at least 1, got 0");
+  refused([](PpoOptions& o) { o.minibatches = 3; }, "Ppo: options.minibatches must divide n_envs·n_steps = 16, got 3");
+  refused([](PpoOptions& o) { o.gamma = 1.5; }, "Ppo: options.gamma must be in [0, 1], got 1.5");
+  refused([](PpoOptions& o) { o.gamma = std::nan(""); }, "Ppo: options.gamma must be in [0, 1], got nan");
+  refused([](PpoOptions& o) { o.gae_lambda = -0.1; }, "Ppo: options.gae_lambda must be in [0, 1], got -0.1");
+  refused([](PpoOptions& o) { o.clip_epsilon = 0; }, "Ppo: options.clip_epsilon must be positive and finite, got 0");
+  refused([](PpoOptions& o) { o.vf_coef = std::numeric_limits<double>::infinity(); },
+          "Ppo: options.vf_coef must be finite and >= 0, got inf");
+  refused([](PpoOptions& o) { o.ent_coef = -0.01; }, "Ppo: options.ent_coef must be finite and >= 0, got -0.01");
+  refused([](PpoOptions& o) { o.max_grad_norm = 0; }, "Ppo: options.max_grad_norm must be positive and finite, got 0");
+  refused([](PpoOptions& o) { o.learning_rate = -1; }, "Ppo: options.learning_rate must be finite and >= 0, got -1");
+  refused([](PpoOptions& o) { o.adam.beta1 = 1; }, "Ppo: options.adam.beta1 must be in [0, 1), got 1");
+  refused([](PpoOptions& o) { o.adam.epsilon = -1; }, "Ppo: options.adam.epsilon must be finite and >= 0, got -1");
+  refused([](PpoOptions& o) { o.hidden_sizes = {4, 0}; }, "Ppo: options.hidden_sizes[1] must be at least 1, got 0");
+  CHECK_THROWS_WITH(Agent(0, 3), Catch::Contains("Ppo: input_dim must be at least 1, got 0"));
+  CHECK_THROWS_WITH(Agent(5, 0), Catch::Contains("Ppo: num_actions must be at least 1, got 0"));
+  CHECK_THROWS_WITH(ActorCritic<float>(5, 3, {64, 0}),
+                    Catch::Contains("ActorCritic: hidden_sizes[1] must be at least 1, got 0"));
+
+  Agent agent(5, 3, small_options());
+  // The rollout must have n_envs environments whose memories have dim input_dim.
+  auto three = make_rollout(3, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  CHECK_THROWS_WITH(agent.train(three, 64), Catch::Contains("Ppo::train: rollout has 3 environments, expected "
+                                                            "options.n_envs = 2"));
+  auto wide = make_rollout(2, Wander{6, 3, 6}, DenseTrace<Eigen::VectorXd>{6, 0.5}, 1);
+  CHECK_THROWS_WITH(agent.train(wide, 64), Catch::Contains("Ppo::train: rollout's memory 0 has dim 6, expected "
+                                                           "input_dim = 5"));
+  auto fine = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  CHECK_THROWS_WITH(agent.train(fine, 15),
+                    Catch::Contains("Ppo::train: total_env_steps must be at least n_envs·n_steps = 16, got 15"));
+  CHECK(fine.steps_taken() == 0);
+
+  // act: spans of n_envs, features of input_dim; nothing changes when refused.
+  std::vector<Eigen::VectorXd> features = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(4)};
+  std::vector<DefaultGenerator> gens = {DefaultGenerator(1), DefaultGenerator(2)};
+  std::vector<Action> actions(2, 7);
+  CHECK_THROWS_WITH(agent.act(std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: features[1] has size 4, expected input_dim = 5"));
+  CHECK(actions[0] == 7);
+  CHECK(gens[0] == DefaultGenerator(1));
+  CHECK_THROWS_WITH(agent.act(std::span<const Eigen::VectorXd>(features).first(1), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: features holds 1 entries, expected options.n_envs = 2"));
+  Ppo<MultiHot<2>, double> sparse(10, 3, small_options());
+  std::vector<MultiHot<2>> hot(2);
+  hot[1][0] = 10;
+  hot[1].set_size(1);
+  CHECK_THROWS_WITH(sparse.act(std::span<const MultiHot<2>>(hot), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: features[1] has active index 10, expected < input_dim = 10"));
+  CHECK(sparse.recorded_steps() == 0);
+
+  // Out of order: record without act, update before n_steps, update without a schedule horizon.
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  CHECK_THROWS_AS(rollout.step(agent,
+                               [&](const RolloutBatch<Eigen::VectorXd>& b) {
+                                 agent.record(b);
+                                 agent.record(b);
+                               }),
+                  std::logic_error);
+  std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+  CHECK_THROWS_WITH(agent.update(bootstrap),
+                    Catch::Contains("Ppo::compute_advantages: the buffer holds 1 steps, expected n_steps = 8"));
+  PpoOptions annealed = small_options();
+  annealed.anneal_lr = true;
+  Agent no_horizon(5, 3, annealed);
+  CHECK_THROWS_WITH(no_horizon.update(bootstrap), Catch::Contains("Ppo::update: the annealed learning rate needs a "
+                                                                  "horizon"));
+  CHECK_THROWS_WITH(agent.minibatch_loss(std::vector<std::size_t>{0}, false),
+                    Catch::Contains("Ppo::minibatch_loss: no advantages"));
+
+  // GAE's own checks.
+  std::vector<ActedStep> steps(4);
+  std::vector<double> v(4), out(4), boot(2), wrong(3);
+  CHECK_THROWS_WITH(
+      generalized_advantages<double>({1.5, 0.95, TruncationMode::official}, 2, steps, v, boot, {}, out, out),
+      Catch::Contains("generalized_advantages: options.gamma must be in [0, 1], got 1.5"));
+  CHECK_THROWS_WITH(generalized_advantages<double>({}, 2, steps, v, wrong, {}, out, out),
+                    Catch::Contains("generalized_advantages: bootstrap_values has 3 entries, expected n_envs = 2"));
+  CHECK_THROWS_WITH(
+      generalized_advantages<double>({0.9, 0.9, TruncationMode::textbook}, 2, steps, v, boot, {}, out, out),
+      Catch::Contains("generalized_advantages: final_values has 0 entries, expected 4"));
+}
