@@ -7,6 +7,8 @@
 //   td_random_walk                 # the paper's protocol: 100 seeds x 100,000 steps
 //   td_random_walk --quick         # a few seconds' version (run by ctest)
 //   td_random_walk --curve         # also learning curves from 10^3 to 10^6 steps
+//   td_random_walk --shard 1/4 --out s1   # one slice of the sweep (on one of several machines)
+//   td_random_walk --merge s0 s1 s2 s3 --out all   # the slices checked and summarized as one run
 //
 // Every setting of seed j sees the same random walk (the stream make_stream(seed, j)): learners
 // draw no random numbers, so one pass over the walk serves all step sizes of a memory, and all λ
@@ -22,10 +24,12 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <memtrace/experiment/shard.hpp>
 #include <memtrace/memtrace.hpp>
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "plot.hpp"
@@ -67,6 +71,8 @@ struct Options {
   std::size_t curve_steps = 1'000'000;
   std::vector<double> curve_lambdas{0.8, 0.9};
   bool plot = true;
+  Shard shard;                     // --shard: this machine's slice of the (group, seed) units
+  std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
 };
 
 /// n log-spaced values from lo to hi (both included).
@@ -228,26 +234,6 @@ void write_atomically(const fs::path& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
-/// Refuses a results folder of another experiment; records this one's description in a new folder.
-void check_experiment_file(const fs::path& path, const std::string& description) {
-  if (fs::exists(path)) {
-    std::ifstream in(path);
-    std::stringstream existing;
-    existing << in.rdbuf();
-    if (existing.str() != description)
-      throw std::runtime_error(path.string() + " describes a different experiment:\n" + existing.str() +
-                               "this run is:\n" + description + "use another --out or remove that folder");
-    return;
-  }
-  // experiment.txt is written before any results file, so results without it are of unknown origin.
-  for (const char* results : {"runs.csv", "curve_runs.csv"})
-    if (fs::exists(path.parent_path() / results))
-      throw std::runtime_error((path.parent_path() / results).string() + " exists but " + path.string() +
-                               " does not, so it may hold runs of another experiment: use another --out or "
-                               "remove that folder");
-  write_atomically(path, description);
-}
-
 std::string fmt(double x, const char* f = "%.4g") {
   if (std::isnan(x)) return "";
   char buffer[64];
@@ -319,17 +305,32 @@ std::vector<std::string> run_key(const MemorySpec& spec, double alpha, std::size
   return key;
 }
 
-/// Runs every (group, seed) of which `out` lacks a row (one pass over the walk serves all learners
-/// of the group and all record points) and appends its rows as soon as it finishes. The exact
-/// analysis of the memories runs first on the same workers.
+/// The key of every run of a plan, memory by memory, step size by step size, seed by seed: the
+/// rows a merge must find, in the order of the merged runs.csv.
+std::vector<std::vector<std::string>> run_keys(const Plan& plan, const Options& o) {
+  std::vector<std::vector<std::string>> keys;
+  for (const MemorySpec& spec : plan.memories)
+    for (double a : spec.kind == Kind::trace ? std::vector<double>{o.trace_alpha} : o.alphas)
+      for (std::size_t s = 0; s < o.seeds; ++s) keys.push_back(run_key(spec, a, s, nullptr));
+  return keys;
+}
+
+/// Runs every (group, seed) unit of `shard` of which `out` lacks a row (one pass over the walk
+/// serves all learners of the group and all record points) and appends its rows as soon as it
+/// finishes. Unit group * seeds + seed is in shard I of N if that number mod N is I, so each shard
+/// gets an equal share of the seeds of every group (groups differ in cost by up to 10x). The exact
+/// analysis runs first on the same workers: of every memory for the whole sweep (its summary needs
+/// them all), of the memories of the pending units for a shard.
 void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& walk, const Options& o,
-           std::span<const std::size_t> record_at, ResultsCsv& out, bool with_steps, const std::string& label) {
+           std::span<const std::size_t> record_at, ResultsCsv& out, bool with_steps, const std::string& label,
+           const Shard& shard = {}) {
   struct Unit {
     std::size_t group, seed;
   };
   std::vector<Unit> todo;
   for (std::size_t s = 0; s < o.seeds; ++s)
     for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
+      if (!shard.contains(gi * o.seeds + s)) continue;
       const Group& g = plan.groups[gi];
       bool complete = true;
       for (std::size_t i = 0; i < g.alphas.size() && complete; ++i)
@@ -338,20 +339,26 @@ void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& 
                      out.contains(run_key(plan.memories[g.memories[i]], g.alphas[i], s, with_steps ? &step : nullptr));
       if (!complete) todo.push_back({gi, s});
     }
-  const std::size_t analyses = plan.memories.size();
+  std::vector<bool> needed(plan.memories.size(), shard.whole());
+  for (const Unit& u : todo)
+    for (std::size_t mi : plan.groups[u.group].memories) needed[mi] = true;
+  std::vector<std::size_t> analyses;  // memories to analyse
+  for (std::size_t mi = 0; mi < needed.size(); ++mi)
+    if (needed[mi]) analyses.push_back(mi);
   parallel_runs(
-      analyses + todo.size(),
+      analyses.size() + todo.size(),
       [&](std::size_t i) {
-        if (i < analyses) {
+        if (i < analyses.size()) {
+          const std::size_t mi = analyses[i];
           try {
-            plan.promises[i].set_value(analyse(process, plan.memories[i]));
+            plan.promises[mi].set_value(analyse(process, plan.memories[mi]));
           } catch (...) {
-            plan.promises[i].set_exception(std::current_exception());
+            plan.promises[mi].set_exception(std::current_exception());
             throw;
           }
           return;
         }
-        const Unit u = todo[i - analyses];
+        const Unit u = todo[i - analyses.size()];
         const Group& g = plan.groups[u.group];
         const std::vector<double> ve = run_group(g, plan.memories, walk, u.seed, o, record_at, plan.exact);
         for (std::size_t a = 0; a < g.alphas.size(); ++a)
@@ -365,15 +372,26 @@ void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& 
       SweepOptions{.threads = o.threads, .progress = true, .label = label});
 }
 
-/// VEs by run key without the seed, for seeds < o.seeds, from a results file.
-std::map<std::vector<std::string>, std::vector<double>> load_runs(const fs::path& path, const Options& o) {
-  std::map<std::vector<std::string>, std::vector<double>> runs;
-  const CsvTable table = read_csv(path);
+/// VEs by run key without the seed, for seeds < o.seeds, in the order of the seeds (so that the
+/// summary does not depend on the order of the rows: a merged runs.csv gives the same bits), from
+/// a results file whose columns are the key (key_columns of them) and the VE. A key that repeats
+/// is refused.
+std::map<std::vector<std::string>, std::vector<double>> load_runs(const fs::path& path, const Options& o,
+                                                                  std::size_t key_columns) {
+  std::map<std::vector<std::string>, std::vector<std::pair<std::size_t, double>>> by_seed;
+  const CsvTable table = read_csv(path, key_columns);
   for (const auto& row : table.rows) {
-    if (parse_field<std::size_t>(row[3]) >= o.seeds) continue;
+    const auto seed = parse_field<std::size_t>(row[3]);
+    if (seed >= o.seeds) continue;
     std::vector<std::string> key(row.begin(), row.end() - 1);
     key.erase(key.begin() + 3);  // the seed
-    runs[key].push_back(parse_field<double>(row.back()));
+    by_seed[key].emplace_back(seed, parse_field<double>(row.back()));
+  }
+  std::map<std::vector<std::string>, std::vector<double>> runs;
+  for (auto& [key, seeds] : by_seed) {
+    std::sort(seeds.begin(), seeds.end());
+    auto& ve = runs[key];
+    for (const auto& [seed, value] : seeds) ve.push_back(value);
   }
   return runs;
 }
@@ -409,25 +427,54 @@ int run(const Options& o) {
   const fs::path dir(o.out);
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
-  fs::create_directories(dir);
   const NoisyRandomWalk walk;
-  check_experiment_file(dir / "experiment.txt", experiment_description(o, walk));  // before any work
-  const StationaryProcess process(walk, o.discount);
+  const std::string description = experiment_description(o, walk);
+  const std::vector<std::string> results_files{"runs.csv", "curve_runs.csv"};
+  const std::vector<std::string> runs_header{"memory", "param", "alpha", "seed", "ve"};
 
   Plan plan;
   for (double lambda : o.lambdas) plan.add({Kind::trace, lambda, 0}, {o.trace_alpha});
   for (Kind kind : {Kind::window, Kind::concat})
     for (std::size_t m : o.windows) plan.add({kind, 0.0, m}, o.alphas);
   plan.start();
+  if (!o.merge.empty()) {
+    // The shards' folders are checked (one experiment, every run exactly once) before --out is
+    // touched; their runs then fill --out/runs.csv, and the sweep below finds every run done:
+    // it computes the exact analysis, once, and the summary is written as after a run here.
+    MergeSpec spec;
+    spec.description = description;
+    spec.header = runs_header;
+    spec.key_columns = 4;
+    spec.keys = run_keys(plan, o);
+    const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
+    const CsvTable merged = merge_shards(folders, spec);
+    prepare_results_folder(dir, description, Shard{}, results_files);
+    const std::size_t added = write_merged(dir, merged, spec);
+    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged.rows.size(), folders.size(),
+                (dir / "runs.csv").c_str(), added);
+  } else {
+    prepare_results_folder(dir, description, o.shard, results_files);  // before any work
+  }
+  const StationaryProcess process(walk, o.discount);
   {
-    ResultsCsv out(dir / "runs.csv", {"memory", "param", "alpha", "seed", "ve"}, 4);
+    ResultsCsv out(dir / "runs.csv", runs_header, 4);
     const std::size_t steps[] = {o.steps};
-    sweep(plan, process, walk, o, steps, out, false, "runs");
+    sweep(plan, process, walk, o, steps, out, false, "runs", o.shard);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!o.shard.whole()) {
+    // A shard writes its runs only: the summary needs every seed, so it is the merge's.
+    const std::size_t units = plan.groups.size() * o.seeds;
+    std::printf("shard %s: %zu of %zu (memory group, seed) units in %s, %.2f s on %zu threads\n",
+                o.shard.to_string().c_str(), o.shard.size(units), units, (dir / "runs.csv").c_str(), seconds,
+                detail::resolve_threads(o.threads, std::size_t{1} << 30));
+    std::printf("when all %zu shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n",
+                o.shard.count());
+    return 0;
+  }
 
   // summary.csv (every step size), figure.csv (the best step size of each memory) and the table.
-  const auto runs = load_runs(dir / "runs.csv", o);
+  const auto runs = load_runs(dir / "runs.csv", o, 4);
   const std::string header =
       "memory,param,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high,ve_optimal,ve_td_fixed_point\n";
   std::string summary = header, figure = header;
@@ -496,7 +543,7 @@ int run(const Options& o) {
       ResultsCsv out(dir / "curve_runs.csv", {"memory", "param", "alpha", "seed", "steps", "ve"}, 5);
       sweep(curves, process, walk, o, points, out, true, "curves");
     }
-    const auto curve_runs = load_runs(dir / "curve_runs.csv", o);
+    const auto curve_runs = load_runs(dir / "curve_runs.csv", o, 5);
     std::string curve = header;
     for (const Group& g : curves.groups)
       for (std::size_t i = 0; i < g.alphas.size(); ++i) {
@@ -536,7 +583,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The paper's TD random-walk experiment (Fig. 3): TD(0) with memory traces, full windows and\n"
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
-      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png."};
+      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png.\n"
+      "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
   app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
       ->check(number_check(
           "an integer of at least 2", [](double x) { return x >= 2; }, " (a confidence interval needs two runs)"));
@@ -575,7 +623,38 @@ int main(int argc, char** argv) {
       ->check(in_unit_interval)
       ->expected(1, -1);
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
+  std::string shard;
+  app.add_option("--shard", shard,
+                 "Run only shard I of N (I/N, 0 <= I < N): every N-th (memory group, seed) unit, into --out; "
+                 "writes runs.csv and no summary. Merge the N folders with --merge")
+      ->type_name("I/N");
+  app.add_option("--merge", o.merge,
+                 "Check the folders of the shards of this experiment (run with the same flags and --shard), merge "
+                 "their runs into --out and write the summary, as one run on one machine would")
+      ->type_name("DIR")
+      ->expected(1, -1);
   CLI11_PARSE(app, argc, argv);
+
+  if (app.count("--shard") != 0) {
+    try {
+      o.shard = parse_shard(shard, "--shard");
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+    if (!o.merge.empty()) {
+      std::fprintf(stderr,
+                   "--shard and --merge cannot be combined: run each shard with --shard, then merge their "
+                   "folders with --merge (without --shard)\n");
+      return 1;
+    }
+    if (o.curve && !o.shard.whole()) {
+      std::fprintf(stderr,
+                   "--curve cannot be combined with --shard: the learning curves follow the best step sizes, "
+                   "which only the whole sweep knows; give --curve to the --merge run instead\n");
+      return 1;
+    }
+  }
 
   if (o.quick) {
     if (app.count("--seeds") == 0) o.seeds = 8;

@@ -157,3 +157,23 @@ TEST_CASE("ResultsCsv refuses bad arguments", "[results]") {
   CHECK_THROWS_AS(ResultsCsv(dir / "missing" / "x.csv", header, 2), std::system_error);
   CHECK_THROWS_AS(read_csv(dir / "missing.csv"), std::system_error);
 }
+
+TEST_CASE("a results file in which a key repeats is refused, naming the file, both lines and the key", "[results]") {
+  TempDir dir;
+  const auto path = dir / "doubled.csv";
+  // Two files concatenated by hand: setting 0, seed 1 twice (lines 3 and 5).
+  const std::string content = "setting,seed,value\n0,0,1.5\n0,1,2.5\n1,0,3.5\n0,1,2.5\n";
+  write_file(path, content);
+  CHECK_THROWS_WITH(ResultsCsv(path, header, 2),
+                    "ResultsCsv: " + path.string() + ": line 5 repeats the key (setting=0, seed=1) of line 3");
+  CHECK(slurp(path) == content);  // refused before anything is changed
+  CHECK_THROWS_WITH(read_csv(path, 2),
+                    "read_csv: " + path.string() + ": line 5 repeats the key (setting=0, seed=1) of line 3");
+  CHECK(read_csv(path).rows.size() == 4);  // without key columns, nothing is a key
+  CHECK_THROWS_WITH(read_csv(path, 4),
+                    "read_csv: key_columns must be at most the 3 columns of " + path.string() + ", got 4");
+  // The key is the first key_columns fields only: rows that differ there are different runs.
+  write_file(path, "setting,seed,value\n0,1,2.5\n0,1,2.75\n");
+  CHECK_THROWS_AS(ResultsCsv(path, header, 2), std::invalid_argument);
+  CHECK(ResultsCsv(path, header, 3).size() == 2);
+}

@@ -1,16 +1,18 @@
 // The experiment program examples/td_random_walk, run as a user runs it (--quick --curve) and its
 // files checked: every expected row, ordered confidence intervals, the consistency relations of
 // the exact analysis, learning curves that agree with the runs, resumption after an interruption,
-// thread-count independence, and a valid PNG figure. ctest passes the program's path in
-// MEMTRACE_TD_RANDOM_WALK.
+// thread-count independence, a valid PNG figure, and the sweep split into shards and merged into
+// the same summary. ctest passes the program's path in MEMTRACE_TD_RANDOM_WALK.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memtrace/experiment/results.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -204,6 +206,67 @@ TEST_CASE("an interrupted experiment resumes where it stopped, with the same num
   CHECK(memtrace::test::slurp(out / "runs.csv") == runs_before);
 }
 
+/// The lines of a file, sorted: the rows of a results file whatever order the runs finished in.
+std::vector<std::string> sorted_lines(const fs::path& path) {
+  std::istringstream in(memtrace::test::slurp(path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_CASE("the sweep split into 3 shards and merged writes the single-machine summary, byte for byte") {
+  const memtrace::test::TempDir dir("td_random_walk_shards");
+  const std::string shards[] = {(dir / "s0").string(), (dir / "s1").string(), (dir / "s2").string()};
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(run_program(shards[i], "--quick --no-plot --threads 2 --shard " + std::to_string(i) + "/3") == 0);
+    CHECK(memtrace::test::slurp(fs::path(shards[i]) / "shard.txt") == "shard=" + std::to_string(i) + "/3\n");
+    CHECK(memtrace::test::slurp(fs::path(shards[i]) / "experiment.txt") ==
+          memtrace::test::slurp(quick_run() / "experiment.txt"));
+    CHECK_FALSE(fs::exists(fs::path(shards[i]) / "summary.csv"));  // a shard has not seen every seed
+  }
+  // Units (group, seed) 0..55 round robin: 19, 19 and 18 units, every group in every shard.
+  CHECK(read_csv(fs::path(shards[0]) / "runs.csv").rows.size() +
+            read_csv(fs::path(shards[1]) / "runs.csv").rows.size() +
+            read_csv(fs::path(shards[2]) / "runs.csv").rows.size() ==
+        read_csv(quick_run() / "runs.csv").rows.size());
+
+  const fs::path merged = dir / "merged";
+  REQUIRE(run_program(merged, "--quick --threads 2 --merge " + shards[2] + " " + shards[0] + " " + shards[1]) == 0);
+  CHECK(memtrace::test::slurp(merged / "summary.csv") == memtrace::test::slurp(quick_run() / "summary.csv"));
+  CHECK(memtrace::test::slurp(merged / "figure.csv") == memtrace::test::slurp(quick_run() / "figure.csv"));
+  CHECK(memtrace::test::slurp(merged / "experiment.txt") == memtrace::test::slurp(quick_run() / "experiment.txt"));
+  CHECK(sorted_lines(merged / "runs.csv") == sorted_lines(quick_run() / "runs.csv"));
+  CHECK(fs::exists(merged / "td_random_walk.png"));
+  CHECK_FALSE(fs::exists(merged / "shard.txt"));
+
+  using Catch::Contains;
+  // A merge missing a shard names the first missing run and the absent shard, and writes nothing.
+  const fs::path missing = dir / "missing";
+  CHECK(run_program(missing, "--quick --no-plot --merge " + shards[0] + " " + shards[2]) != 0);
+  CHECK_THAT(memtrace::test::slurp(missing / "log.txt"),
+             Contains("runs are in none of the folders, the first being (memory=trace, param=0, alpha=0.02, seed=1)") &&
+                 Contains("no folder holds shard 1/3"));
+  CHECK_FALSE(fs::exists(missing / "experiment.txt"));
+  CHECK_FALSE(fs::exists(missing / "summary.csv"));
+  // A run in two folders (the single-machine folder holds every run of shard 1 too).
+  const fs::path doubled = dir / "doubled";
+  CHECK(run_program(doubled, "--quick --no-plot --merge " + quick_run().string() + " " + shards[1]) != 0);
+  CHECK_THAT(memtrace::test::slurp(doubled / "log.txt"),
+             Contains("is in both") && Contains("(the whole sweep) and ") && Contains("(shard 1/3)"));
+  // Shards of another experiment: the description compared is the experiment's, not the shard's.
+  const fs::path foreign = dir / "foreign";
+  CHECK(run_program(foreign,
+                    "--quick --no-plot --steps 1000 --merge " + shards[0] + " " + shards[1] + " " + shards[2]) != 0);
+  CHECK_THAT(memtrace::test::slurp(foreign / "log.txt"),
+             Contains("describes a different experiment") && Contains("steps=1000"));
+  // A shard's folder holds that shard only.
+  CHECK(run_program(shards[0], "--quick --no-plot --shard 1/3") != 0);
+  CHECK_THAT(memtrace::test::slurp(fs::path(shards[0]) / "log.txt"), Contains("holds runs of shard 0/3"));
+  CHECK(run_program(merged, "--quick --no-plot --shard 1/3") != 0);
+  CHECK_THAT(memtrace::test::slurp(merged / "log.txt"), Contains("holds runs of the whole sweep"));
+}
+
 TEST_CASE("a results folder of another experiment is refused, and bad flags are named") {
   const memtrace::test::TempDir dir("td_random_walk_refuse");
   const fs::path out = dir / "other";
@@ -242,6 +305,12 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   CHECK_THAT(refused("no_lambdas", "--lambdas"), Contains("--lambdas"));
   CHECK_THAT(refused("curve", "--curve --steps 5000 --curve-steps 2000"),
              Contains("--curve-steps (2000) must be at least --steps (5000)"));
+  CHECK_THAT(refused("shard_index", "--shard 3/3"), Contains("--shard: I must be below N") && Contains("\"3/3\""));
+  CHECK_THAT(refused("shard_count", "--shard 0/0"), Contains("--shard: N must be at least 1, got \"0/0\""));
+  CHECK_THAT(refused("shard_text", "--shard 1-3"), Contains("--shard: expected I/N"));
+  CHECK_THAT(refused("shard_merge", "--shard 0/2 --merge a b"), Contains("--shard and --merge cannot be combined"));
+  CHECK_THAT(refused("shard_curve", "--curve --shard 0/2"), Contains("--curve cannot be combined with --shard"));
+  CHECK_THAT(refused("merge_empty", "--merge"), Contains("--merge"));
   // --out naming a file (run_program's --out is a folder, so the program is run here directly).
   const fs::path file = dir / "a_file";
   std::ofstream(file) << "not a folder\n";

@@ -133,6 +133,17 @@ class FileDescriptor {
   return field.find_first_of(",\n\r") == std::string_view::npos;
 }
 
+/// "(setting=0, seed=1)": a run's key with its column names, for messages.
+[[nodiscard]] inline std::string key_text(const std::vector<std::string>& header, const std::vector<std::string>& row,
+                                          std::size_t key_columns) {
+  std::string text = "(";
+  for (std::size_t c = 0; c < key_columns; ++c) {
+    if (c > 0) text += ", ";
+    text += header[c] + "=" + row[c];
+  }
+  return text + ")";
+}
+
 /// Splits complete lines (content up to and including its last '\n') into the header (the first
 /// line) and rows, each of which must have as many fields as the header.
 [[nodiscard]] inline CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
@@ -155,24 +166,51 @@ class FileDescriptor {
   return table;
 }
 
+/// The keys (first key_columns fields, joined) of the rows of a table read from `path`; throws,
+/// naming the file, both lines and the key, if a key repeats (rows are lines 2, 3, ...): a run
+/// must be in a results file once, and a file concatenated by hand must not pass for a sweep's.
+[[nodiscard]] inline std::unordered_set<std::string> unique_keys(const CsvTable& table, std::size_t key_columns,
+                                                                 const std::filesystem::path& path,
+                                                                 std::string_view who) {
+  std::unordered_set<std::string> keys;
+  keys.reserve(table.rows.size());
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    std::string key = join_fields(table.rows[r], key_columns);
+    if (keys.insert(key).second) continue;
+    std::size_t first = 0;
+    while (join_fields(table.rows[first], key_columns) != key) ++first;
+    invalid(who, path.string(), ": line ", r + 2, " repeats the key ",
+            key_text(table.header, table.rows[r], key_columns), " of line ", first + 2);
+  }
+  return keys;
+}
+
 }  // namespace detail
 
 /// Reads a results file: its header and every complete row. A torn last line (one without its
-/// '\n', left by a crash) is ignored; the file is not modified.
-[[nodiscard]] inline CsvTable read_csv(const std::filesystem::path& path) {
+/// '\n', left by a crash) is ignored; the file is not modified. With key_columns > 0, the first
+/// key_columns columns identify a run, and a key that repeats is refused (std::invalid_argument
+/// naming the file, both lines and the key).
+[[nodiscard]] inline CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
   const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
   const std::string content = detail::read_whole(file.get(), path);
   const std::size_t last_newline = content.rfind('\n');
   if (last_newline == std::string::npos) detail::invalid("read_csv: ", path.string(), " has no complete header line");
-  return detail::parse_table(std::string_view(content).substr(0, last_newline + 1), path);
+  CsvTable table = detail::parse_table(std::string_view(content).substr(0, last_newline + 1), path);
+  if (key_columns > table.header.size())
+    detail::invalid("read_csv: key_columns must be at most the ", table.header.size(), " columns of ", path.string(),
+                    ", got ", key_columns);
+  if (key_columns > 0) (void)detail::unique_keys(table, key_columns, path, "read_csv: ");
+  return table;
 }
 
 /// The output of a sweep: a CSV file with a fixed header whose first `key_columns` columns
 /// identify a run (for example setting and seed). Each append writes one complete line with a
 /// single write(2) in O_APPEND mode, so finished runs survive a crash of the program; reopening
 /// drops a torn last line (the only damage a crash can leave) and remembers the keys present, so
-/// that a re-run computes only what is missing.
+/// that a re-run computes only what is missing. A file in which a key repeats (never written by a
+/// ResultsCsv: say, results files concatenated by hand) is refused, naming both lines and the key.
 ///
 /// append and contains may be called from several threads. The file is locked (flock) while the
 /// object lives: a second ResultsCsv on the same file, in this or another process, throws.
@@ -278,7 +316,7 @@ class ResultsCsv {
         detail::invalid("ResultsCsv: ", path_.string(), " has header \"", content.substr(0, first_newline),
                         "\", expected \"", header_line.substr(0, header_line.size() - 1), "\"");
       const CsvTable table = detail::parse_table(std::string_view(content).substr(0, complete), path_);
-      for (const auto& row : table.rows) keys_.insert(detail::join_fields(row, key_columns_));
+      keys_ = detail::unique_keys(table, key_columns_, path_, "ResultsCsv: ");
       rows_ = table.rows.size();
     }
     if (complete < content.size()) {
