@@ -7,11 +7,13 @@
 //   ppo_tmaze --play 0000000200 --cue green --sides 1   # replay actions, print grid and view
 //   ppo_tmaze --figure                # Figure 5: success rate against corridor length, 4 memories
 //   ppo_tmaze --quick                 # a small figure in well under a minute (run by ctest)
+//   ppo_tmaze --paper --shard 3/50 --out s3            # one slice of a sweep (one of several machines)
+//   ppo_tmaze --paper --merge s0 s1 ... s49 --out paper   # the slices checked and summarized as one run
 //
 // Run j of a sweep (its seed index) draws everything from streams of stream_key(seed, j): the
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
 // evaluation's make_stream(key, n_envs + 1). Every memory and corridor of seed j therefore sees the
-// same streams, and the results do not depend on the thread count.
+// same streams, and the results do not depend on the thread count or on the shard that runs them.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +29,7 @@
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/results.hpp>
 #include <memtrace/experiment/rollout.hpp>
+#include <memtrace/experiment/shard.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
@@ -78,6 +81,8 @@ struct Options {
   std::size_t sides = 1;
   // Sweeps.
   bool figure = false, quick = false, paper = false;
+  Shard shard;                     // --shard: this machine's slice of the sweep's runs
+  std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
   std::vector<std::size_t> corridors{8, 16, 32, 64};
   std::vector<std::string> memories{"trace", "trace-slow", "memoryless", "frame-stack"};
   std::vector<double> gammas{0.99};
@@ -133,6 +138,19 @@ class Progress {
   Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
+/// The environment steps at which a run of `total` steps (whole updates of `batch` steps each)
+/// records the `points` points of its learning curve: point p = 1 ... points at the end of the
+/// first update that reaches p/points of the total. Points that fall on one update share its step
+/// count (a run of fewer updates than points); curves.csv keeps the first of them.
+std::vector<std::size_t> curve_steps(std::size_t total, std::size_t batch, std::size_t points) {
+  points = std::max<std::size_t>(1, points);
+  std::vector<std::size_t> at;
+  at.reserve(points);
+  for (std::size_t p = 1; p <= points; ++p)
+    at.push_back(((p * total + points - 1) / points + batch - 1) / batch * batch);  // ceil to a whole update
+  return at;
+}
+
 /// Trains one agent with `memory` (copied into every environment) and evaluates it.
 template <class M>
 RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
@@ -158,8 +176,8 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   std::size_t successes = 0;
   // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
   // episodes that ended since the previous point.
-  const std::size_t points = std::max<std::size_t>(1, o.curve_points);
-  std::size_t next_point = 1, bin_episodes = 0, bin_successes = 0;
+  const std::vector<std::size_t> curve_at = curve_steps(total, batch, o.curve_points);
+  std::size_t next_point = 0, bin_episodes = 0, bin_successes = 0;
   std::vector<bool> recent;  // the last 100 episodes' success, for the progress line
   std::size_t recent_next = 0, recent_successes = 0;
   Progress line(progress, total);
@@ -179,7 +197,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
       }
       recent_successes += success;
     }
-    while (next_point <= points && stats.env_steps * points >= next_point * total) {
+    while (next_point < curve_at.size() && stats.env_steps >= curve_at[next_point]) {
       result.curve.emplace_back(
           stats.env_steps, bin_episodes == 0 ? std::numeric_limits<double>::quiet_NaN()
                                              : static_cast<double>(bin_successes) / static_cast<double>(bin_episodes));
@@ -330,35 +348,6 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
   return s.str();
 }
 
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
-void check_experiment_file(const fs::path& path, const std::string& description) {
-  if (fs::exists(path)) {
-    std::ifstream in(path);
-    std::stringstream existing;
-    existing << in.rdbuf();
-    if (existing.str() != description)
-      throw std::runtime_error(path.string() + " describes a different experiment:\n" + existing.str() +
-                               "this run is:\n" + description + "use another --out or remove that folder");
-    return;
-  }
-  for (const char* results : {"runs.csv", "curves.csv"})
-    if (fs::exists(path.parent_path() / results))
-      throw std::runtime_error((path.parent_path() / results).string() + " exists but " + path.string() +
-                               " does not, so it may hold runs of another experiment: use another --out or "
-                               "remove that folder");
-  write_atomically(path, description);
-}
-
 std::string join(const std::vector<std::string>& fields) {
   std::string line;
   for (std::size_t i = 0; i < fields.size(); ++i) line += (i > 0 ? "," : "") + fields[i];
@@ -368,15 +357,20 @@ std::string join(const std::vector<std::string>& fields) {
 int sweep(const Options& o, bool lambdas_given) {
   const auto start = Clock::now();
   const fs::path dir(o.out);
-  if (fs::exists(dir) && !fs::is_directory(dir)) throw std::runtime_error("--out " + dir.string() + " is a file");
-  fs::create_directories(dir);
-  check_experiment_file(dir / "experiment.txt", experiment_description(o, lambdas_given));
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
+  const std::string description = experiment_description(o, lambdas_given);
+  const std::vector<std::string> runs_header{"memory", "corridor",      "seed",         "steps",
+                                             "gamma",  "train_success", "eval_success", "seconds"};
+  const std::vector<std::string> curves_header{"memory", "corridor", "seed", "steps", "gamma", "at_steps", "success"};
 
   std::vector<MemoryKind> kinds;
   for (const std::string& name : o.memories)
     for (const auto& [n, k] : memory_names)
       if (n == name) kinds.push_back(k);
-  // Runs in a fixed order: γ, corridor, memory, seed.
+  // Runs in a fixed order: γ, corridor, memory, seed (run = setting · seeds + seed). Shard I of N
+  // runs the runs i with i mod N = I: ⌊S/N⌋ or ⌈S/N⌉ of the S seeds of every setting, so shards of
+  // cheap and expensive settings alike take about the same time.
   std::vector<RunSpec> specs;
   for (double gamma : o.gammas)
     for (std::size_t c = 0; c < o.corridors.size(); ++c)
@@ -384,12 +378,41 @@ int sweep(const Options& o, bool lambdas_given) {
         for (std::size_t seed = 0; seed < o.seeds; ++seed)
           specs.push_back({kind, o.corridors[c], gamma, seed, steps_of(o, c)});
   const auto key_of = [](const RunSpec& r) { return csv_row(name_of(r.memory), r.corridor, r.seed, r.steps, r.gamma); };
+
+  if (!o.merge.empty()) {
+    // Both files of every shard are checked (one experiment, every run and every curve point
+    // exactly once) before --out is touched; the curves are written first, since a run counts as
+    // finished once its runs.csv row exists. The sweep below then finds every run done and
+    // writes the summary as after a run on one machine.
+    const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
+    MergeSpec runs_spec{description, "runs.csv", runs_header, 5, {}};
+    MergeSpec curves_spec{description, "curves.csv", curves_header, 6, {}};
+    for (const RunSpec& spec : specs) {
+      runs_spec.keys.push_back(key_of(spec));
+      std::vector<std::size_t> at = curve_steps(spec.steps / batch * batch, batch, o.curve_points);
+      at.erase(std::unique(at.begin(), at.end()), at.end());
+      for (const std::size_t steps : at) {
+        auto key = key_of(spec);
+        key.push_back(csv_field(steps));
+        curves_spec.keys.push_back(std::move(key));
+      }
+    }
+    const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
+    const CsvTable runs = merge_shards(folders, runs_spec);
+    const CsvTable curves = merge_shards(folders, curves_spec);
+    prepare_results_folder(dir, description, Shard{}, {"runs.csv", "curves.csv"});
+    const std::size_t added_curves = write_merged(dir, curves, curves_spec);
+    const std::size_t added = write_merged(dir, runs, runs_spec);
+    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
+                added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
+  } else {
+    prepare_results_folder(dir, description, o.shard, {"runs.csv", "curves.csv"});  // before any work
+  }
   {
-    ResultsCsv runs(dir / "runs.csv",
-                    {"memory", "corridor", "seed", "steps", "gamma", "train_success", "eval_success", "seconds"}, 5);
-    ResultsCsv curves(dir / "curves.csv", {"memory", "corridor", "seed", "steps", "gamma", "at_steps", "success"}, 6);
+    ResultsCsv runs(dir / "runs.csv", runs_header, 5);
+    ResultsCsv curves(dir / "curves.csv", curves_header, 6);
     std::vector<std::size_t> todo;
-    for (std::size_t i = 0; i < specs.size(); ++i)
+    for (const std::size_t i : o.shard.runs(specs.size()))
       if (!runs.contains(key_of(specs[i]))) todo.push_back(i);
     parallel_runs(
         todo.size(),
@@ -410,6 +433,14 @@ int sweep(const Options& o, bool lambdas_given) {
           runs.append(row);
         },
         SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_tmaze runs"});
+  }
+  if (!o.shard.whole()) {
+    // A shard writes its runs only: the summary needs every seed, so it is the merge's.
+    std::printf("shard %s: %zu of %zu runs in %s, %.1f s\n", o.shard.to_string().c_str(), o.shard.size(specs.size()),
+                specs.size(), (dir / "runs.csv").c_str(), std::chrono::duration<double>(Clock::now() - start).count());
+    std::printf("when all %zu shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n",
+                o.shard.count());
+    return 0;
   }
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
@@ -454,8 +485,8 @@ int sweep(const Options& o, bool lambdas_given) {
       }
       figure += best_row;
     }
-  write_atomically(dir / "summary.csv", summary);
-  write_atomically(dir / "figure.csv", figure);
+  detail::write_text_atomically(dir / "summary.csv", summary);
+  detail::write_text_atomically(dir / "figure.csv", figure);
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;
@@ -492,7 +523,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "PPO with memory traces or frame stacking in the Minigrid T-maze: the paper's second experiment (Fig. 5),\n"
       "as the official code runs it. Default: the official README run (corridor 64, 20.48 M steps, traces\n"
-      "{0, 0.985}), with progress on stderr, a learning curve in --out and the 100-episode evaluation."};
+      "{0, 0.985}), with progress on stderr, a learning curve in --out and the 100-episode evaluation.\n"
+      "Sweeps across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
   app.get_formatter()->column_width(34);
   const CLI::Validator positive_int = number_check("an integer of at least 1", [](double x) { return x >= 1; });
   const CLI::Validator unit = number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
@@ -597,12 +629,32 @@ int main(int argc, char** argv) {
   app.add_option("--curve-points", o.curve_points, "Points of each run's learning curve")
       ->check(positive_int)
       ->capture_default_str();
+  std::string shard;
+  app.add_option("--shard", shard,
+                 "Sweeps: run only shard I of N (I/N, 0 <= I < N), the runs i with i mod N = I, into --out; writes "
+                 "runs.csv and curves.csv and no summary. Merge the N folders with --merge")
+      ->type_name("I/N");
+  app.add_option("--merge", o.merge,
+                 "Sweeps: check the folders of the shards of this experiment (run with the same flags and --shard), "
+                 "merge their runs into --out and write the summary, as one run on one machine would")
+      ->type_name("DIR")
+      ->expected(1, -1);
   CLI11_PARSE(app, argc, argv);
   for (const auto& [name, kind] : memory_names)
     if (name == memory) o.memory = kind;
   o.ppo.anneal_lr = !constant_lr;
   const bool lambdas_given = app.count("--lambdas") > 0;
   try {
+    if (app.count("--shard") != 0) {
+      o.shard = parse_shard(shard, "--shard");
+      if (!o.merge.empty())
+        throw std::invalid_argument(
+            "--shard and --merge cannot be combined: run each shard with --shard, then merge their folders with "
+            "--merge (without --shard)");
+    }
+    if ((app.count("--shard") != 0 || !o.merge.empty()) && !(o.figure || o.quick || o.paper))
+      throw std::invalid_argument(std::string(app.count("--shard") != 0 ? "--shard" : "--merge") +
+                                  " splits a sweep: give it with --figure, --quick or --paper");
     if (!o.play.empty()) return play(o);
     if (o.figure || o.quick || o.paper) {
       if (int(o.figure) + int(o.quick) + int(o.paper) > 1)

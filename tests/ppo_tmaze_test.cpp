@@ -1,10 +1,12 @@
 // The experiment program examples/ppo_tmaze, run as a user runs it and its files checked: --quick
 // (corridor 8, traces {0, 7/8} and the memoryless agent, 3 seeds x 2 M steps) writes the CSV files
 // of the documented contract and a PNG, traces learn what no memoryless policy can, a re-run
-// resumes without redoing a run; --play prints the documented line per step; bad flags are refused
-// naming the flag. ctest passes the program's path in MEMTRACE_PPO_TMAZE.
+// resumes without redoing a run; a sweep split with --shard I/N and merged with --merge gives the
+// files of the unsplit sweep byte for byte; --play prints the documented line per step; bad flags
+// are refused naming the flag. ctest passes the program's path in MEMTRACE_PPO_TMAZE.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -63,6 +65,15 @@ double mean_of(const CsvTable& runs, const std::string& memory, const char* colu
     }
   REQUIRE(n == 3);
   return sum / static_cast<double>(n);
+}
+
+/// A results file's rows, sorted, without the columns from `drop` on (runs.csv's seconds differ
+/// from run to run; everything before them is a pure function of the run).
+std::vector<std::vector<std::string>> sorted_rows(const fs::path& path, std::size_t drop) {
+  CsvTable table = read_csv(path);
+  for (auto& row : table.rows) row.resize(std::min(drop, row.size()));
+  std::sort(table.rows.begin(), table.rows.end());
+  return table.rows;
 }
 
 }  // namespace
@@ -165,4 +176,78 @@ TEST_CASE("ppo_tmaze refuses bad flags, naming them") {
   CHECK_THAT(memtrace::test::slurp(temp() / "bad4.log.err"), Catch::Contains("--sweep-steps"));
   CHECK(run_program("--gamma 1.5", temp() / "bad5.log") != 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad5.log.err"), Catch::Contains("--gamma"));
+}
+
+TEST_CASE("ppo_tmaze --shard I/N and --merge: two shards merged give the unsplit sweep's files byte for byte") {
+  // A tiny sweep (4 runs of 2 updates: seeds 0 and 1 of trace and memoryless) keeps this cheap; the
+  // runs are numbered memory by memory, seed by seed, so shard 0/2 holds seed 0 of both memories.
+  // The unsplit sweep runs on 2 threads, the shards on 1: the numbers depend on neither.
+  const std::string flags = "--quick --sweep-steps 4096 --seeds 2 ";
+  const fs::path whole = temp() / "shard_whole", s0 = temp() / "shard_0", s1 = temp() / "shard_1";
+  REQUIRE(run_program(flags + "--threads 2 --out " + whole.string(), temp() / "shard_whole.log") == 0);
+  REQUIRE(run_program(flags + "--threads 1 --shard 0/2 --out " + s0.string(), temp() / "shard_0.log") == 0);
+  REQUIRE(run_program(flags + "--threads 1 --shard 1/2 --out " + s1.string(), temp() / "shard_1.log") == 0);
+  for (const auto& [dir, seed] : {std::pair{s0, "0"}, std::pair{s1, "1"}}) {
+    CHECK(memtrace::test::slurp(dir / "shard.txt") == std::string("shard=") + seed + "/2\n");
+    CHECK(memtrace::test::slurp(dir / "experiment.txt") == memtrace::test::slurp(whole / "experiment.txt"));
+    const CsvTable runs = read_csv(dir / "runs.csv");
+    REQUIRE(runs.rows.size() == 2);
+    for (const auto& row : runs.rows) CHECK(row[2] == seed);
+    CHECK(read_csv(dir / "curves.csv").rows.size() == 2 * 2);  // 2 updates: 20 points fall on 2 step counts
+    CHECK_FALSE(fs::exists(dir / "summary.csv"));              // a shard has only some seeds: no summary
+    CHECK_FALSE(fs::exists(dir / "ppo_tmaze.png"));
+  }
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_0.log"), Catch::Contains("--merge"));
+
+  // A merge missing a shard is refused, naming a missing run and the absent shard, and writes nothing.
+  const fs::path incomplete = temp() / "shard_incomplete";
+  CHECK(run_program(flags + "--merge " + s0.string() + " --out " + incomplete.string(),
+                    temp() / "shard_incomplete.log") == 1);
+  const std::string refused = memtrace::test::slurp(temp() / "shard_incomplete.log.err");
+  CHECK_THAT(refused, Catch::Contains("2 of the 4 runs are in none of the folders"));
+  CHECK_THAT(refused, Catch::Contains("(memory=trace, corridor=8, seed=1, steps=4096, gamma=0.99)"));
+  CHECK_THAT(refused, Catch::Contains("no folder holds shard 1/2"));
+  CHECK_FALSE(fs::exists(incomplete));
+  // Shards of another experiment (another --ent-coef) are refused.
+  CHECK(run_program(flags + "--ent-coef 0.02 --merge " + s0.string() + " " + s1.string() + " --out " +
+                        (temp() / "shard_foreign").string(),
+                    temp() / "shard_foreign.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_foreign.log.err"),
+             Catch::Contains("describes a different experiment"));
+
+  const fs::path merged = temp() / "shard_merged";
+  REQUIRE(run_program(flags + "--merge " + s0.string() + " " + s1.string() + " --out " + merged.string(),
+                      temp() / "shard_merged.log") == 0);
+  for (const char* file : {"summary.csv", "figure.csv", "ppo_tmaze.png", "experiment.txt"}) {
+    INFO(file);
+    const std::string one_machine = memtrace::test::slurp(whole / file);
+    CHECK(!one_machine.empty());
+    CHECK(memtrace::test::slurp(merged / file) == one_machine);
+  }
+  CHECK_FALSE(fs::exists(merged / "shard.txt"));
+  // The same runs and curve points, value for value (only the order and the seconds differ).
+  CHECK(sorted_rows(merged / "runs.csv", 7) == sorted_rows(whole / "runs.csv", 7));
+  CHECK(sorted_rows(merged / "curves.csv", 7) == sorted_rows(whole / "curves.csv", 7));
+  // Merging again changes nothing.
+  const std::string runs = memtrace::test::slurp(merged / "runs.csv");
+  const std::string curves = memtrace::test::slurp(merged / "curves.csv");
+  REQUIRE(run_program(flags + "--no-plot --merge " + s0.string() + " " + s1.string() + " --out " + merged.string(),
+                      temp() / "shard_again.log") == 0);
+  CHECK(memtrace::test::slurp(merged / "runs.csv") == runs);
+  CHECK(memtrace::test::slurp(merged / "curves.csv") == curves);
+  CHECK(memtrace::test::slurp(merged / "summary.csv") == memtrace::test::slurp(whole / "summary.csv"));
+}
+
+TEST_CASE("ppo_tmaze refuses bad --shard and --merge flags, naming them") {
+  CHECK(run_program("--quick --shard 2/2", temp() / "shard_bad1.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_bad1.log.err"), Catch::Contains("--shard: I must be below N"));
+  CHECK(run_program("--quick --shard 1-2", temp() / "shard_bad2.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_bad2.log.err"), Catch::Contains("--shard: expected I/N"));
+  CHECK(run_program("--quick --shard 0/2 --merge a b", temp() / "shard_bad3.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_bad3.log.err"),
+             Catch::Contains("--shard and --merge cannot be combined"));
+  CHECK(run_program("--shard 0/2", temp() / "shard_bad4.log") == 1);  // not a sweep
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_bad4.log.err"), Catch::Contains("--shard splits a sweep"));
+  CHECK(run_program("--merge a b", temp() / "shard_bad5.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "shard_bad5.log.err"), Catch::Contains("--merge splits a sweep"));
 }
