@@ -20,10 +20,10 @@ namespace cart {
 /// the cart leaves [-1, 1] and is truncated after 500 steps.
 class Cart {
  public:
-  using Observation = Eigen::Vector2f;
+  using observation_type = Eigen::Vector2f;
 
   template <class G>
-  Observation reset(G& gen) {
+  observation_type reset(G& gen) {
     p_ = 0.4 * (memtrace::uniform_real(gen) - 0.5);
     v_ = 0.0;
     steps_ = 0;
@@ -31,7 +31,7 @@ class Cart {
   }
 
   template <class G>
-  memtrace::TimeStep<Observation> step(memtrace::Action u, G& gen) {
+  memtrace::TimeStep<observation_type> step(memtrace::Action u, G& gen) {
     v_ = 0.9 * v_ + (u == 1 ? 0.01 : -0.01) + 0.1 * (memtrace::uniform_real(gen) - 0.5);
     p_ += v_;
     ++steps_;
@@ -43,7 +43,7 @@ class Cart {
 
  private:
   template <class G>
-  Observation observe(G& gen) const {
+  observation_type observe(G& gen) const {
     const double noise = 0.2 * (memtrace::uniform_real(gen) - 0.5);
     return {static_cast<float>(p_ + noise), 1.0f};
   }

@@ -3,12 +3,15 @@
 // on the order of the environments), memories that remember actions get them, bad input throws.
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/env/tmaze.hpp>
 #include <memtrace/experiment/rollout.hpp>
+#include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/memory/with_actions.hpp>
 #include <memtrace/random.hpp>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 using namespace memtrace;
@@ -236,4 +239,121 @@ TEST_CASE("Rollout refuses mismatched sizes and out-of-range actions, and a refu
   CHECK(rollout.env(0).state() == before0);
   CHECK(rollout.env(1).state() == before1);
   CHECK(rollout.steps_taken() == 1);
+}
+
+namespace {
+
+/// TMazeNavigation that throws on its `fail_at`-th step (counted over its life).
+struct Faulty : Nav {
+  std::size_t fail_at;
+  std::size_t taken = 0;
+  explicit Faulty(std::size_t fail) : Nav(k, limit), fail_at(fail) {}
+  template <class G>
+  TimeStep<> step(Action u, G& gen) {
+    if (++taken == fail_at) throw std::runtime_error("Faulty: simulated failure");
+    return Nav::step(u, gen);
+  }
+};
+
+/// A batch policy that forgets to write the last entry.
+struct ForgetfulPolicy {
+  template <class Phi, class G>
+  void act(std::span<const Phi> phis, std::span<G>, std::span<Action> actions) {
+    for (std::size_t i = 0; i + 1 < phis.size(); ++i) actions[i] = tmaze::right;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Rollout: after a throw mid-step every episode restarts, so no batch pairs features with a foreign step",
+          "[rollout][errors]") {
+  std::vector<Faulty> envs{Faulty(1000), Faulty(4)};
+  std::vector<Window<>> memories(2, Window<>(1, tmaze::num_observations));
+  Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(9, 0), make_stream(9, 1)});
+  ConstantPolicy right{tmaze::right};
+  for (int t = 0; t < 3; ++t) rollout.step(right);
+  CHECK_THROWS_WITH(rollout.step(right), "Faulty: simulated failure");  // environment 0 had stepped already
+  std::size_t calls = 0;
+  rollout.step(right, [&](const RolloutBatch<OneHot>& batch) {
+    ++calls;
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(batch.steps[i].episode_length == 1);                     // both episodes started afresh
+      CHECK(batch.features[i].index == rollout.env(i).state() % 2);  // φ_t is the start's cue...
+    }
+  });
+  CHECK(calls == 1);
+  CHECK(rollout.env(0).state() / 4 == 1);  // ...and one step right of the start
+}
+
+TEST_CASE("Rollout: a refused step leaves generators, features and environments as they were", "[rollout][errors]") {
+  std::vector<Nav> envs(2, Nav(k, limit));
+  std::vector<Window<>> memories(2, Window<>(2, tmaze::num_observations));
+  Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(4, 0), make_stream(4, 1)});
+  UniformPolicy wide{9};  // draws from the generators, then picks actions the maze does not have
+  UniformPolicy fine{tmaze::num_navigation_actions};
+  for (int t = 0; t < 5; ++t) rollout.step(fine);
+  const DefaultGenerator g0 = rollout.generator(0), g1 = rollout.generator(1);
+  const OneHot f0 = rollout.features(0), f1 = rollout.features(1);
+  const auto s0 = rollout.env(0).state(), s1 = rollout.env(1).state();
+  bool refused = false;
+  for (int attempt = 0; attempt < 50 && !refused; ++attempt) {
+    try {
+      rollout.step(wide);
+    } catch (const std::invalid_argument& e) {
+      refused = true;
+      CHECK_THAT(e.what(), Catch::Contains("Rollout::step: the policy chose action"));
+    }
+    if (!refused) continue;
+    CHECK(rollout.generator(0) == g0);
+    CHECK(rollout.generator(1) == g1);
+    CHECK(rollout.features(0) == f0);
+    CHECK(rollout.features(1) == f1);
+    CHECK(rollout.env(0).state() == s0);
+    CHECK(rollout.env(1).state() == s1);
+  }
+  REQUIRE(refused);  // 9 actions drawn for 4: a refusal comes quickly (and the first try changes nothing)
+  ForgetfulPolicy forgetful;
+  CHECK_THROWS_WITH(rollout.step(forgetful), "Rollout::step: the policy chose no action for environment 1");
+  CHECK_THROWS_WITH(rollout.features(2), "Rollout::features: i must be below the number of environments 2, got 2");
+}
+
+TEST_CASE("Rollout refuses a memory that remembers another number of actions than its environment has",
+          "[rollout][errors]") {
+  using Joint = WithActions<Window<>>;
+  std::vector<Joint> memories{
+      Joint(Window<>(1, Joint::num_symbols(tmaze::num_observations, 3)), tmaze::num_observations, 3)};
+  CHECK_THROWS_WITH(Rollout(std::vector<Nav>{Nav(k, limit)}, std::move(memories), std::vector{make_stream(0, 0)}),
+                    "Rollout: memories[0] remembers 3 actions but envs[0] has 4");
+}
+
+TEST_CASE("Rollout with vector observations feeds [y; e_u] to a float trace bank exactly as by hand", "[rollout]") {
+  using Bank = TraceBank<dynamic, float>;
+  using Memory = AppendAction<Bank>;
+  constexpr std::size_t d = MinigridTMaze::observation_dim, u = minigrid::num_actions;
+  const Memory prototype(Bank({0.0, 0.875}, d + u, TraceInit::zero), d, u);
+  Rollout rollout(std::vector<MinigridTMaze>(2, MinigridTMaze(3)), std::vector<Memory>(2, prototype),
+                  std::vector{make_stream(6, 0), make_stream(6, 1)});
+  static_assert(std::is_same_v<decltype(rollout)::features_type, Eigen::VectorXf>);
+  // Environment 1 by hand, with its own generator: the same draws, so the same trajectory.
+  MinigridTMaze env(3);
+  Memory memory = prototype;
+  DefaultGenerator gen = make_stream(6, 1);
+  memory.reset(env.reset(gen));
+  UniformPolicy policy{u};
+  std::size_t ends = 0;
+  for (int t = 0; t < 300; ++t) {
+    rollout.step(policy, [&](const RolloutBatch<Eigen::VectorXf>& batch) {
+      CHECK(batch.features[1] == memory.features());
+      const Action a = policy.act(memory.features(), gen);
+      CHECK(batch.steps[1].action == a);
+      const TimeStep<MultiHot<9>> step = env.step(a, gen);
+      memory.update(a, step.observation);
+      CHECK(batch.next_features[1] == memory.features());  // bit for bit
+      if (step.terminated || step.truncated) {
+        ++ends;
+        memory.reset(env.reset(gen));
+      }
+    });
+  }
+  CHECK(ends > 3);
 }

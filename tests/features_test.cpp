@@ -62,3 +62,25 @@ TEST_CASE("bad feature arguments throw", "[features][errors]") {
   CHECK_THROWS_WITH(to_dense(Eigen::VectorXd::Zero(3), 4), "to_dense: feature vector has size 3, expected dim 4");
   CHECK_THROWS_WITH(MultiHot<3>(2), "MultiHot: capacity is fixed at compile time to 3, got 2");
 }
+
+TEST_CASE("MultiHot is built from distinct indices within its capacity, and its size never exceeds it",
+          "[features][errors]") {
+  const MultiHot<9> view{3, 9, 13};
+  CHECK(view.size() == 3);
+  CHECK(view.capacity() == 9);
+  CHECK(to_dense(view, 20).sum() == 3.0);
+  const MultiHot<> any{5, 1};
+  CHECK(any.size() == 2);
+  CHECK(any.capacity() == 2);
+  CHECK(any[0] == 5);
+  CHECK_THROWS_WITH((MultiHot<2>{1, 2, 3}), "MultiHot: at most 2 indices fit, got 3");
+  CHECK_THROWS_WITH((MultiHot<4>{1, 7, 1}), "MultiHot: indices must be distinct, got 1 twice");
+  MultiHot<3> m{1, 2};
+  CHECK_THROWS_WITH(m.set_size(4), "MultiHot::set_size: size must be at most the capacity 3, got 4");
+  CHECK(m.size() == 2);
+  // Float weights take the sparse features as well.
+  Eigen::VectorXf w = Eigen::VectorXf::Zero(4);
+  add_scaled(w, 0.5f, MultiHot<>{0, 3});
+  CHECK(dot(w, MultiHot<>{3}) == 0.5f);
+  CHECK(dot(w, OneHot{0}) == 0.5f);
+}

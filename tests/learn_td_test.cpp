@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <memtrace/memtrace.hpp>
 #include <vector>
 
@@ -320,9 +321,10 @@ TEST_CASE("run_td_shared gives every learner exactly the result of its own run o
     for (double a : alphas) learners.emplace_back(window.dim(), a);
     auto gen = make_stream(3, 0);
     std::vector<std::vector<Eigen::VectorXd>> seen(alphas.size());
-    run_td_shared(env, window, std::span(learners), gen, run, record, [&](std::size_t, std::span<const LinearTd<>> all) {
-      for (std::size_t i = 0; i < all.size(); ++i) seen[i].push_back(all[i].weights());
-    });
+    run_td_shared(env, window, std::span(learners), gen, run, record,
+                  [&](std::size_t, std::span<const LinearTd<>> all) {
+                    for (std::size_t i = 0; i < all.size(); ++i) seen[i].push_back(all[i].weights());
+                  });
     REQUIRE(env.terminated > 0);
     REQUIRE(env.episodes_ended > env.terminated);
     for (std::size_t i = 0; i < alphas.size(); ++i) {
@@ -541,7 +543,7 @@ TEST_CASE("LinearTd<float> follows LinearTd<double> to float rounding on trace f
   LinearTd<double> td64(11, 0.02);
   LinearTd<float> td32(11, 0.02);
   static_assert(ValueLearner<LinearTd<float>, Eigen::VectorXf>);
-  static_assert(!FeatureVector<Eigen::VectorXd, Eigen::VectorXf>);          // mixing scalars is refused
+  static_assert(!FeatureVector<Eigen::VectorXd, Eigen::VectorXf>);  // mixing scalars is refused
   static_assert(FeatureVector<OneHot, Eigen::VectorXf>);
   static_assert(FeatureVector<MultiHot<>, Eigen::VectorXf>);
   trace.reset(walk.reset(gen));
@@ -561,4 +563,36 @@ TEST_CASE("LinearTd<float> follows LinearTd<double> to float rounding on trace f
   LinearTd<float> tabular(3, 0.5);
   CHECK(tabular.update(OneHot{0}, 1.0, 0.5, OneHot{1}) == 1.0);
   CHECK(tabular.weights()[0] == 0.5f);
+}
+
+TEST_CASE("a non-finite reward or feature is refused before it poisons any weight", "[td][errors]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  LinearTd td(3, 0.1);
+  td.update(OneHot{0}, 1.0, 0.9, OneHot{1});
+  const Eigen::VectorXd before = td.weights();
+  CHECK_THROWS_WITH(td.update(OneHot{0}, nan, 0.9, OneHot{1}),
+                    Catch::Contains("LinearTd::update: the TD error is nan"));
+  CHECK_THROWS_WITH(td.update(OneHot{0}, inf, 0.9, OneHot{1}), Catch::Contains("the TD error is inf (reward inf)"));
+  Eigen::VectorXd bad = Eigen::VectorXd::Ones(3);
+  bad[1] = inf;
+  CHECK_THROWS_WITH(td.update(bad, 0.0, 0.9, bad), Catch::Contains("LinearTd::update: the TD error is"));
+  CHECK(td.weights() == before);
+  LinearTdLambda lambda(3, 0.1, 0.9);
+  lambda.update(OneHot{0}, 1.0, 0.9, OneHot{1});
+  const Eigen::VectorXd e_before = lambda.eligibility(), w_before = lambda.weights();
+  CHECK_THROWS_WITH(lambda.update(OneHot{2}, nan, 0.9, OneHot{1}),
+                    Catch::Contains("LinearTdLambda::update: the TD error is nan"));
+  CHECK(lambda.eligibility() == e_before);  // the eligibility was not advanced either
+  CHECK(lambda.weights() == w_before);
+  LinearTdBank bank(3, {0.1, 0.2});
+  CHECK_THROWS_WITH(bank.update(OneHot{0}, nan, 0.9, OneHot{1}),
+                    "LinearTdBank::update: reward must be finite, got nan; nothing was changed");
+  CHECK(bank.weights().isZero());
+  TraceTd<> fused(0.5, 3, 0.1);
+  fused.reset(0);
+  fused.learn(1, 1.0, 0.9);
+  const Eigen::VectorXd fused_w = fused.weights(), fused_z = fused.trace();
+  CHECK_THROWS_WITH(fused.learn(2, -inf, 0.9), "TraceTd::learn: reward must be finite, got -inf; nothing was changed");
+  CHECK(fused.weights() == fused_w);
+  CHECK(fused.trace() == fused_z);
 }

@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstddef>
 #include <random>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -132,6 +133,14 @@ concept FiniteModel = RewardProcess<E, G> && FiniteObservations<E, G> && Exposed
 template <class M>
 using features_t = std::remove_cvref_t<decltype(std::declval<const M&>().features())>;
 
+namespace detail {
+/// Features the loops can keep a copy of (φ_t while the memory moves on to φ_{t+1}): copyable, and
+/// for Eigen types a plain vector, not a view (Block, Map) or an expression that would alias.
+template <class F>
+concept StorableFeatures = std::copyable<F> &&
+    (!requires { typename F::PlainObject; } || std::same_as<F, typename F::PlainObject>);
+}  // namespace detail
+
 /// A memory of observations of type Y turns their stream into a feature vector (DESIGN.md
 /// "memory"): reset(y0) starts a history with its first observation, update(y) absorbs the next
 /// one, features() is the current feature vector (a FeatureVector) and dim() its length (the
@@ -143,7 +152,8 @@ concept Memory = requires(M& m, const M& cm, const Y& y) {
   m.update(y);
   { cm.features() } -> FeatureVector;
   { cm.dim() } -> std::convertible_to<std::size_t>;
-};
+}
+&&detail::StorableFeatures<features_t<M>>;
 
 /// A memory of actions as well as observations: update(u, y) absorbs the action u taken after the
 /// previous observation together with the observation y that followed it.
@@ -153,16 +163,37 @@ concept ObservationActionMemory = requires(M& m, const M& cm, const Y& y, Action
   m.update(u, y);
   { cm.features() } -> FeatureVector;
   { cm.dim() } -> std::convertible_to<std::size_t>;
-};
+}
+&&detail::StorableFeatures<features_t<M>>;
+
+namespace detail {
+/// A learner with a weight vector (weights_type, a column vector) takes features of its scalar only.
+template <class L, class Phi>
+concept FitsLearnerWeights = !requires {
+  typename L::weights_type;
+  requires L::weights_type::ColsAtCompileTime == 1;
+}
+|| FeatureVector<Phi, typename L::weights_type>;
+}  // namespace detail
 
 /// What the TD loops need of a learner (DESIGN.md: learners are small objects the caller steps):
 /// update(φ, r, discount, φ') learns from one transition of feature vectors (discount 0 after a
 /// terminal step) and end_episode() is called when an episode ends. It may hold several learners
 /// (LinearTdBank holds K); ValueLearner refines it with one value and one weight vector.
 template <class L, class Phi>
-concept FeatureLearner = FeatureVector<Phi> && requires(L& learner, const Phi& phi, double r) {
+concept FeatureLearner = FeatureVector<Phi> && detail::FitsLearnerWeights<L, Phi> &&
+    requires(L& learner, const Phi& phi, double r) {
   learner.update(phi, r, r, phi);
   learner.end_episode();
+};
+
+/// Opt-in for memory types whose features() always fit their dim() (an index below dim(), a dense
+/// vector of length dim()): `static constexpr bool features_fit_dim = true;`. The TD loops then
+/// compare the learner's dim() with the memory's once per run and skip the learner's per-step
+/// range check; for other memories the learner checks every feature (one branch a step).
+template <class M>
+concept FeaturesFitDim = requires {
+  requires M::features_fit_dim;
 };
 
 /// A linear value learner stepped by the caller (DESIGN.md): update(φ, r, discount, φ') learns
@@ -186,11 +217,22 @@ concept MemoryLearner = requires(L& learner, const Y& y, double r) {
   learner.end_episode();
 };
 
-/// A policy acting on features of type Phi: act(φ, gen) returns an action in [0, |U|), drawing
-/// any randomness from gen (memtrace's sampling functions keep it the same on every compiler).
+/// A policy acting on features of type Phi: act(φ, gen) returns an action in [0, |U|) (of an
+/// integral type: a probability or a float is refused), drawing any randomness from gen
+/// (memtrace's sampling functions keep it the same on every compiler).
 template <class P, class Phi, class G = DefaultGenerator>
 concept Policy = std::uniform_random_bit_generator<G> && requires(P& policy, const Phi& phi, G& gen) {
-  { policy.act(phi, gen) } -> std::convertible_to<Action>;
+  { policy.act(phi, gen) } -> std::integral;
+};
+
+/// A policy that acts for a whole batch at once (e.g. one forward pass of a network for N
+/// environments): act(features, gens, actions) writes actions[i] for features[i], drawing the
+/// randomness of entry i from gens[i] only, so that each environment's trajectory does not
+/// depend on N. The rollout prefers it over Policy's one-at-a-time act.
+template <class P, class Phi, class G = DefaultGenerator>
+concept BatchPolicy = std::uniform_random_bit_generator<G> &&
+    requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
+  policy.act(phis, gens, actions);
 };
 
 }  // namespace memtrace

@@ -8,9 +8,12 @@
 // one-hot TD step costs O(1) whatever the table size. See docs/concepts.md.
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <initializer_list>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -48,8 +51,30 @@ class MultiHot {
   [[nodiscard]] const std::size_t* begin() const noexcept { return indices_.data(); }
   [[nodiscard]] const std::size_t* end() const noexcept { return indices_.data() + size_; }
 
-  // Writers for the memory that owns the features; indices must stay distinct.
-  void set_size(std::size_t size) noexcept { size_ = size; }
+  /// The sum of the unit vectors at `indices`, which must be distinct and at most Capacity (when
+  /// fixed) many: MultiHot<9>({3, 9, 13}). A dynamic capacity is the number of indices.
+  MultiHot(std::initializer_list<std::size_t> indices)
+      : MultiHot(std::span<const std::size_t>(indices.begin(), indices.size())) {}
+  explicit MultiHot(std::span<const std::size_t> indices) {
+    if constexpr (Capacity == dynamic) {
+      indices_.assign(indices.begin(), indices.end());
+    } else {
+      if (indices.size() > static_cast<std::size_t>(Capacity))
+        detail::invalid("MultiHot: at most ", Capacity, " indices fit, got ", indices.size());
+      std::copy(indices.begin(), indices.end(), indices_.begin());
+    }
+    for (std::size_t i = 1; i < indices.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (indices[i] == indices[j]) detail::invalid("MultiHot: indices must be distinct, got ", indices[i], " twice");
+    size_ = indices.size();
+  }
+
+  // Writers for the memory that owns the features; indices must stay distinct (a memory writes them).
+  void set_size(std::size_t size) {
+    if (size > capacity()) [[unlikely]]
+      detail::invalid("MultiHot::set_size: size must be at most the capacity ", capacity(), ", got ", size);
+    size_ = size;
+  }
   std::size_t& operator[](std::size_t i) noexcept { return indices_[i]; }
 
  private:

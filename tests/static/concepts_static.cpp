@@ -93,7 +93,7 @@ static_assert(FeatureVector<user::Sparse>);
 static_assert(!FeatureVector<int>);
 static_assert(!FeatureVector<Eigen::MatrixXd>);  // a matrix is no feature vector
 static_assert(!FeatureVector<Eigen::VectorXi>);  // nor are integer entries
-static_assert(FeatureVector<Eigen::VectorXf>);     // float features, with float weights
+static_assert(FeatureVector<Eigen::VectorXf>);   // float features, with float weights
 static_assert(FeatureVector<Eigen::Vector4f>);
 static_assert(FeatureVector<OneHot, Eigen::VectorXf>);
 static_assert(FeatureVector<MultiHot<>, Eigen::VectorXf>);
@@ -154,12 +154,47 @@ static_assert(TimeStepOf<TimeStep<Eigen::Vector4f>, Eigen::Vector4f>);
 static_assert(!TimeStepOf<TimeStep<Eigen::Vector4f>, Observation>);  // a vector is no index
 static_assert(!TimeStepOf<int, Observation>);
 
+// A real number is no index: no memory takes it as one (it would be truncated silently).
+static_assert(!Memory<MemoryTrace<>, double>);
+static_assert(!Memory<MemoryTrace<>, float>);
+static_assert(!Memory<TraceBank<>, double>);
+static_assert(!Memory<Window<>, double>);
+static_assert(!Memory<ConcatWindow<>, float>);
+static_assert(!ObservationActionMemory<WithActions<Window<>>, double>);
+static_assert(Memory<MemoryTrace<>, unsigned>);  // any unsigned index type works
+static_assert(Memory<MemoryTrace<>, Eigen::Matrix<double, 1, 1>>);
+
 // Memories of index observations are not memories of vectors.
 static_assert(!Memory<Window<>, Eigen::VectorXd>);
 static_assert(!Memory<ConcatWindow<>, Eigen::VectorXd>);
 static_assert(!Memory<user::LastObservation, Eigen::Vector4f>);
 
+// Learners take features of their own scalar only; memories must give copyable features.
+static_assert(FeatureLearner<LinearTd<float>, Eigen::VectorXf>);
+static_assert(!FeatureLearner<LinearTd<float>, Eigen::VectorXd>);
+static_assert(!FeatureLearner<LinearTd<>, Eigen::VectorXf>);
+static_assert(FeatureLearner<LinearTdBank, OneHot>);
+namespace user {
+struct BlockView {  // features() is a view into another vector: the loops could not keep a copy of it
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(4);
+  void reset(memtrace::Observation) {}
+  void update(memtrace::Observation) {}
+  [[nodiscard]] auto features() const { return z.head(2); }
+  [[nodiscard]] std::size_t dim() const { return 2; }
+};
+struct Probabilistic {  // returns a probability, not an action
+  template <class Phi, class G>
+  double act(const Phi&, G&) const {
+    return 0.5;
+  }
+};
+}  // namespace user
+static_assert(!Memory<user::BlockView>);
+static_assert(FeaturesFitDim<MemoryTrace<>> && FeaturesFitDim<Window<>> && FeaturesFitDim<WithActions<Window<>>>);
+static_assert(!FeaturesFitDim<user::LastObservation>);  // a user's memory is checked every step
+
 // Policies.
+static_assert(!Policy<user::Probabilistic, OneHot>);
 static_assert(Policy<user::AlwaysZero, Eigen::VectorXf>);
 static_assert(Policy<user::AlwaysZero, OneHot, std::mt19937>);
 static_assert(!Policy<user::Coin, OneHot>);

@@ -73,7 +73,8 @@ void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> le
       const double discount = step.terminated ? 0.0 : run.discount;
       const auto& phi_next = memory.features();
       for (L& learner : learners) {
-        if constexpr (requires { learner.update(phi, step.reward, discount, phi_next, features_fit); })
+        if constexpr (FeaturesFitDim<M> &&
+                      requires { learner.update(phi, step.reward, discount, phi_next, features_fit); })
           learner.update(phi, step.reward, discount, phi_next, features_fit);  // dims checked above
         else
           learner.update(phi, step.reward, discount, phi_next);

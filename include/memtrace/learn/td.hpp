@@ -28,6 +28,14 @@ inline void check_dim(const char* who, std::size_t dim) {
     invalid(who, ": dim must be in [1, 2^63), got ", dim);
 }
 
+/// A TD error that is not finite (a NaN or infinite reward or feature, or weights that diverged)
+/// would turn every weight it touches into NaN: refused before anything changes.
+inline void check_td_error(const char* who, double delta, double reward) {
+  if (!std::isfinite(delta)) [[unlikely]]
+    invalid(who, ": the TD error is ", delta, " (reward ", reward,
+            "): a non-finite reward or feature, or diverged weights; nothing was changed");
+}
+
 /// The discount of one transition: γ in [0, 1], or 0 after a terminal step (no bootstrapping).
 inline void check_step_discount(const char* who, double discount) {
   if (!(discount >= 0.0 && discount <= 1.0)) invalid(who, ": discount must be in [0, 1], got ", discount);
@@ -114,6 +122,7 @@ class LinearTd {
     detail::check_step_discount("LinearTd::update", discount);
     const double delta =
         reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    detail::check_td_error("LinearTd::update", delta, reward);
     add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
     return delta;
   }
@@ -173,10 +182,11 @@ class LinearTdLambda {
   template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
     detail::check_step_discount("LinearTdLambda::update", discount);
-    e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
-    add_scaled(e_, Scalar{1}, phi);
     const double delta =
         reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    detail::check_td_error("LinearTdLambda::update", delta, reward);
+    e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
+    add_scaled(e_, Scalar{1}, phi);
     v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
     previous_discount_ = discount;
     return delta;

@@ -63,6 +63,8 @@ class TraceTd {
   double learn(Observation y, double reward, double discount) {
     check(y);
     detail::check_step_discount("TraceTd", discount);
+    if (!std::isfinite(reward)) [[unlikely]]
+      detail::invalid("TraceTd::learn: reward must be finite, got ", reward, "; nothing was changed");
     if (!started_) [[unlikely]] {
       reset(y);
       return 0.0;

@@ -6,6 +6,7 @@
 // time (memtrace::dynamic_lambda). One implementation serves both. See docs/memory.md.
 
 #include <Eigen/Core>
+#include <concepts>
 #include <cstddef>
 #include <ratio>
 #include <type_traits>
@@ -118,6 +119,8 @@ class MemoryTrace {
   static constexpr bool fully_static = !lambda_value::is_dynamic && NumObservations != dynamic;
 
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
   using scalar_type = Scalar;
   using features_type = Eigen::Matrix<Scalar, detail::eigen_size(NumObservations), 1>;
 
@@ -141,6 +144,12 @@ class MemoryTrace {
   /// Compile-time λ and d: MemoryTrace<std::ratio<9, 10>, 11> trace.
   MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
   explicit MemoryTrace(TraceInit init) requires fully_static : step_(init), z_(features_type::Zero()) {}
+
+  // A real number is no index (it would be truncated to one): a scalar observation is a 1-vector.
+  template <std::floating_point F>
+  void reset(F) = delete;  // MemoryTrace: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
+  template <std::floating_point F>
+  void update(F) = delete;  // MemoryTrace: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
 
   /// Starts a history whose first observation is y0 (see TraceInit).
   void reset(Observation y0) {

@@ -4,6 +4,7 @@
 // together). See docs/memory.md.
 
 #include <Eigen/Core>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 #include <utility>
@@ -30,6 +31,8 @@ class TraceBank {
   static_assert(detail::TraceScalar<Scalar>, "TraceBank: Scalar must be float or double");
 
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
   using scalar_type = Scalar;
   using features_type = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
@@ -48,6 +51,12 @@ class TraceBank {
     steps_.assign(lambdas_.size(), detail::TraceStep(init));
     z_ = features_type::Zero(static_cast<Eigen::Index>(dim));
   }
+
+  // A real number is no index (it would be truncated to one): a scalar observation is a 1-vector.
+  template <std::floating_point F>
+  void reset(F) = delete;  // TraceBank: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
+  template <std::floating_point F>
+  void update(F) = delete;  // TraceBank: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
 
   void reset(Observation y0) {
     check(y0);

@@ -18,9 +18,10 @@ namespace memtrace::detail {
 template <class S>
 concept TraceScalar = std::same_as<S, float> || std::same_as<S, double>;
 
-/// Anything that is not an index observation (what index-only memories refuse with a message).
+/// Anything that is not an index observation (what index-only memories refuse with a message): a
+/// vector, and also a real number, which would otherwise convert to an index silently.
 template <class Y>
-concept NotObservationIndex = !std::convertible_to<const Y&, Observation>;
+concept NotObservationIndex = !std::integral<std::remove_cvref_t<Y>>;
 
 /// A dense column-vector expression D (the Derived of Eigen::MatrixBase<D>) with entries of type S.
 template <class D, class S>

@@ -75,6 +75,8 @@ class Window {
                 "Window: NumObservations must be at least 1 or memtrace::dynamic");
 
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
   using features_type = OneHot;
   static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
@@ -231,6 +233,8 @@ class ConcatWindow {
                 "ConcatWindow: NumObservations must be at least 1 or memtrace::dynamic");
 
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
   using features_type = MultiHot<Length>;
   static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
@@ -375,6 +379,8 @@ class FrameStack {
                                           (C == dynamic || traits::capacity == dynamic || C <= traits::capacity);
 
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
   using observation_type = Y;
   /// A MultiHot for MultiHot frames, a dense vector of the frames' scalar for dense frames.
   using features_type = std::conditional_t<sparse, MultiHot<dynamic>, Eigen::Matrix<scalar, Eigen::Dynamic, 1>>;

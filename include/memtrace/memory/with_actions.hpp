@@ -30,6 +30,8 @@ namespace memtrace {
 template <Memory M>
 class WithActions {
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = FeaturesFitDim<M>;
   /// |Y|(|U| + 1); throws if it overflows std::size_t.
   [[nodiscard]] static std::size_t num_symbols(std::size_t num_observations, std::size_t num_actions) {
     if (num_actions + 1 == 0 || num_observations > static_cast<std::size_t>(-1) / (num_actions + 1))
@@ -138,6 +140,8 @@ inline constexpr int with_action_capacity = C == dynamic ? dynamic : C + 1;
 template <class M>
 class AppendAction {
  public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = FeaturesFitDim<M>;
   using memory_type = M;
   /// The scalar of dense observations: that of M's features (double if they are not dense).
   using scalar_type = typename detail::feature_scalar<M>::type;
@@ -159,6 +163,12 @@ class AppendAction {
     if constexpr (detail::TakesObservation<M, dense_type>) dense_ = dense_type::Zero(static_cast<Eigen::Index>(dim));
     if constexpr (detail::TakesObservation<M, MultiHot<dynamic>>) sparse_ = MultiHot<dynamic>(observation_dim + 1);
   }
+
+  // A real number is no index (it would be truncated to one): a scalar observation is a 1-vector.
+  template <std::floating_point F>
+  void reset(F) = delete;  // AppendAction: a real number is no index; pass a 1-vector
+  template <std::floating_point F>
+  void update(Action, F) = delete;  // AppendAction: a real number is no index; pass a 1-vector
 
   /// Starts a history with [y0; 0]: no action led to y0.
   void reset(Observation y0) requires detail::TakesObservation<M, MultiHot<2>> {
