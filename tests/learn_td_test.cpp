@@ -565,23 +565,50 @@ TEST_CASE("LinearTd<float> follows LinearTd<double> to float rounding on trace f
   CHECK(tabular.weights()[0] == 0.5f);
 }
 
+namespace {
+/// The two-state HMM paying NaN.
+struct NanReward : TwoStateHmm {
+  using TwoStateHmm::TwoStateHmm;
+  template <class G>
+  TimeStep<> step(G& g) {
+    TimeStep<> s = TwoStateHmm::step(g);
+    s.reward = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+};
+}  // namespace
+
 TEST_CASE("a non-finite reward or feature is refused before it poisons any weight", "[td][errors]") {
+  // ... by the loops too, once per step, naming the loop.
+  {
+    NanReward env(0.2, 0.1);
+    MemoryTrace<> trace(0.5, 2);
+    LinearTd learner(2, 0.01);
+    Xoshiro256StarStar gen(1);
+    CHECK_THROWS_WITH(run_td(env, trace, learner, gen, TdRun{.steps = 10}),
+                      "run_td: the environment returned a non-finite reward nan; no learner was changed");
+    CHECK(learner.weights().isZero());
+    TraceTd<> fused(0.5, 2, 0.1);
+    CHECK_THROWS_WITH(run_td(env, fused, gen, TdRun{.steps = 10}),
+                      "run_td: the environment returned a non-finite reward nan; no learner was changed");
+    CHECK(fused.weights().isZero());
+  }
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   LinearTd td(3, 0.1);
   td.update(OneHot{0}, 1.0, 0.9, OneHot{1});
   const Eigen::VectorXd before = td.weights();
   CHECK_THROWS_WITH(td.update(OneHot{0}, nan, 0.9, OneHot{1}),
-                    Catch::Contains("LinearTd::update: the TD error is nan"));
-  CHECK_THROWS_WITH(td.update(OneHot{0}, inf, 0.9, OneHot{1}), Catch::Contains("the TD error is inf (reward inf)"));
+                    "LinearTd::update: reward must be finite, got nan; nothing was changed");
+  CHECK_THROWS_WITH(td.update(OneHot{0}, inf, 0.9, OneHot{1}), Catch::Contains("reward must be finite, got inf"));
   Eigen::VectorXd bad = Eigen::VectorXd::Ones(3);
   bad[1] = inf;
-  CHECK_THROWS_WITH(td.update(bad, 0.0, 0.9, bad), Catch::Contains("LinearTd::update: the TD error is"));
+  CHECK_THROWS_WITH(td.update(bad, 0.0, 0.9, bad), "LinearTd::update: phi has a non-finite entry; nothing was changed");
   CHECK(td.weights() == before);
   LinearTdLambda lambda(3, 0.1, 0.9);
   lambda.update(OneHot{0}, 1.0, 0.9, OneHot{1});
   const Eigen::VectorXd e_before = lambda.eligibility(), w_before = lambda.weights();
   CHECK_THROWS_WITH(lambda.update(OneHot{2}, nan, 0.9, OneHot{1}),
-                    Catch::Contains("LinearTdLambda::update: the TD error is nan"));
+                    "LinearTdLambda::update: reward must be finite, got nan; nothing was changed");
   CHECK(lambda.eligibility() == e_before);  // the eligibility was not advanced either
   CHECK(lambda.weights() == w_before);
   LinearTdBank bank(3, {0.1, 0.2});

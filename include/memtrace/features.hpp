@@ -76,6 +76,8 @@ class MultiHot {
     size_ = size;
   }
   std::size_t& operator[](std::size_t i) noexcept { return indices_[i]; }
+  /// set_size without the check, for the memory that owns the features (size <= capacity()).
+  void set_size_unchecked(std::size_t size) noexcept { size_ = size; }
 
  private:
   storage_type indices_{};
@@ -200,6 +202,11 @@ namespace detail {
 /// weights (the run loops compare the memory's dim() with the learner's before the first step).
 struct FeaturesFit {};
 inline constexpr FeaturesFit features_fit{};
+
+/// Tells a learner that the caller has checked that the reward it passes is finite (a loop checks
+/// it once per step for all the learners it feeds).
+struct RewardFinite {};
+inline constexpr RewardFinite reward_finite{};
 
 template <class F>
 struct is_multi_hot : std::false_type {};

@@ -135,7 +135,7 @@ class MinigridTMaze {
       for (std::size_t c = 0; c < detail::minigrid_tmaze::stride; ++c)
         grid_[r * detail::minigrid_tmaze::stride + c] = static_cast<std::uint8_t>(layout_tile(
             stored, cue_, sides_, static_cast<std::ptrdiff_t>(r) - pad, static_cast<std::ptrdiff_t>(c) - pad));
-    obs_.set_size(view_cells);
+    obs_.set_size_unchecked(view_cells);
     place_at_start();
   }
 

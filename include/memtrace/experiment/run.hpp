@@ -5,6 +5,7 @@
 // memory, and lets the learner learn from the transition of feature vectors. See docs/learners.md.
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <type_traits>
@@ -58,6 +59,19 @@ void check_learner_dims(const char* who, const M& memory, std::span<L, Extent> l
   }
 }
 
+/// Every MemoryLearner learns from (y, r, discount); a finite reward is checked once for all of
+/// them (learners that take the RewardFinite tag skip their own check).
+template <class L, std::size_t Extent, class Y>
+void learn_all(std::span<L, Extent> learners, const Y& y, double reward, double discount) {
+  if constexpr (requires(L & l) { l.learn(y, reward, discount, reward_finite); }) {
+    if (!std::isfinite(reward)) [[unlikely]]
+      invalid("run_td: the environment returned a non-finite reward ", reward, "; no learner was changed");
+    for (L& learner : learners) learner.learn(y, reward, discount, reward_finite);
+  } else {
+    for (L& learner : learners) learner.learn(y, reward, discount);
+  }
+}
+
 template <class Env, class M, class L, class G, std::size_t Extent, class OnRecord>
 void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at, OnRecord&& on_record) {
@@ -71,6 +85,8 @@ void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> le
       const auto step = env.step(gen);
       memory.update(step.observation);
       const double discount = step.terminated ? 0.0 : run.discount;
+      if (!std::isfinite(static_cast<double>(step.reward))) [[unlikely]]
+        invalid(who, ": the environment returned a non-finite reward ", step.reward, "; no learner was changed");
       const auto& phi_next = memory.features();
       for (L& learner : learners) {
         if constexpr (FeaturesFitDim<M> &&
@@ -128,7 +144,7 @@ void run_td_shared(Env& env, std::span<L, Extent> learners, G& gen, const TdRun&
     for (; t < until; ++t) {
       const auto step = env.step(gen);
       const double discount = step.terminated ? 0.0 : run.discount;
-      for (L& learner : learners) learner.learn(step.observation, step.reward, discount);
+      detail::learn_all(learners, step.observation, static_cast<double>(step.reward), discount);
       if (step.terminated || step.truncated) [[unlikely]] {
         for (L& learner : learners) learner.end_episode();
         reset();
@@ -179,7 +195,8 @@ void run_td_lockstep(std::array<Env, K>& envs, std::array<L, K>& learners, std::
   for (std::size_t t = 0; t < run.steps; ++t) {
     for (std::size_t k = 0; k < K; ++k) {
       const auto step = envs[k].step(gens[k]);
-      learners[k].learn(step.observation, step.reward, step.terminated ? 0.0 : run.discount);
+      detail::learn_all(std::span<L, 1>(&learners[k], 1), step.observation, static_cast<double>(step.reward),
+                        step.terminated ? 0.0 : run.discount);
       if (step.terminated || step.truncated) [[unlikely]] {
         learners[k].end_episode();
         learners[k].reset(envs[k].reset(gens[k]));

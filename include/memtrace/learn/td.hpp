@@ -28,12 +28,16 @@ inline void check_dim(const char* who, std::size_t dim) {
     invalid(who, ": dim must be in [1, 2^63), got ", dim);
 }
 
-/// A TD error that is not finite (a NaN or infinite reward or feature, or weights that diverged)
-/// would turn every weight it touches into NaN: refused before anything changes.
-inline void check_td_error(const char* who, double delta, double reward) {
-  if (!std::isfinite(delta)) [[unlikely]]
-    invalid(who, ": the TD error is ", delta, " (reward ", reward,
-            "): a non-finite reward or feature, or diverged weights; nothing was changed");
+/// A reward or a dense feature that is not finite would turn every weight it touches into NaN:
+/// refused before anything changes. (Weights that diverge under too large a step size are not an
+/// input error: they are left to overflow, and the value errors of analysis/ report them as +inf.)
+template <class Phi>
+void check_finite_input(const char* who, double reward, const Phi& phi, const char* name) {
+  if (!std::isfinite(reward)) [[unlikely]]
+    invalid(who, ": reward must be finite, got ", reward, "; nothing was changed");
+  if constexpr (requires { phi.allFinite(); })
+    if (!phi.allFinite()) [[unlikely]]
+      invalid(who, ": ", name, " has a non-finite entry; nothing was changed");
 }
 
 /// The discount of one transition: γ in [0, 1], or 0 after a terminal step (no bootstrapping).
@@ -111,18 +115,20 @@ class LinearTd {
       return 0.0;
     } else {
       v_.check_features("LinearTd::update", phi, phi_next);
+      detail::check_finite_input("LinearTd::update", reward, phi, "phi");
+      detail::check_finite_input("LinearTd::update", reward, phi_next, "phi_next");
       return update(phi, reward, discount, phi_next, detail::features_fit);
     }
   }
 
-  /// The same step without the check that φ and φ' fit the weights, for loops that checked once
-  /// per run that the memory's dim() is the learner's (a memory's features always fit its dim).
+  /// The same step without the checks of φ, φ' and r, for loops that checked once per run that the
+  /// memory's dim() is the learner's (a FeaturesFitDim memory's features fit it and are finite) and
+  /// once per step that the reward is finite.
   template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
     detail::check_step_discount("LinearTd::update", discount);
     const double delta =
         reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-    detail::check_td_error("LinearTd::update", delta, reward);
     add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
     return delta;
   }
@@ -173,18 +179,20 @@ class LinearTdLambda {
       return 0.0;
     } else {
       v_.check_features("LinearTdLambda::update", phi, phi_next);
+      detail::check_finite_input("LinearTdLambda::update", reward, phi, "phi");
+      detail::check_finite_input("LinearTdLambda::update", reward, phi_next, "phi_next");
       return update(phi, reward, discount, phi_next, detail::features_fit);
     }
   }
 
-  /// The same step without the check that φ and φ' fit the weights, for loops that checked once
-  /// per run that the memory's dim() is the learner's (a memory's features always fit its dim).
+  /// The same step without the checks of φ, φ' and r, for loops that checked once per run that the
+  /// memory's dim() is the learner's (a FeaturesFitDim memory's features fit it and are finite) and
+  /// once per step that the reward is finite.
   template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
     detail::check_step_discount("LinearTdLambda::update", discount);
     const double delta =
         reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
-    detail::check_td_error("LinearTdLambda::update", delta, reward);
     e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
     add_scaled(e_, Scalar{1}, phi);
     v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;

@@ -61,6 +61,8 @@ class LinearTdBank {
     } else {
       detail::check_fits("LinearTdBank::update", "phi", phi, dim());
       detail::check_fits("LinearTdBank::update", "phi_next", phi_next, dim());
+      detail::check_finite_input("LinearTdBank::update", reward, phi, "phi");
+      detail::check_finite_input("LinearTdBank::update", reward, phi_next, "phi_next");
       update(phi, reward, discount, phi_next, detail::features_fit);
     }
   }
@@ -79,8 +81,6 @@ class LinearTdBank {
   template <class Phi, class PhiNext>
   void update_unchecked(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
     detail::check_step_discount("LinearTdBank::update", discount);
-    if (!std::isfinite(reward)) [[unlikely]]
-      detail::invalid("LinearTdBank::update: reward must be finite, got ", reward, "; nothing was changed");
     if constexpr (std::same_as<Phi, OneHot> && std::same_as<PhiNext, OneHot>) {
       double* row = w_.row(static_cast<Eigen::Index>(phi.index)).data();
       const double* next = w_.row(static_cast<Eigen::Index>(phi_next.index)).data();

@@ -61,10 +61,16 @@ class TraceTd {
   /// this transition's discount (0 after a terminal step). Returns the TD error δ. Before any
   /// reset (a trace that has seen nothing) this is reset(y), learns nothing and returns 0.
   double learn(Observation y, double reward, double discount) {
-    check(y);
-    detail::check_step_discount("TraceTd", discount);
     if (!std::isfinite(reward)) [[unlikely]]
       detail::invalid("TraceTd::learn: reward must be finite, got ", reward, "; nothing was changed");
+    return learn(y, reward, discount, detail::reward_finite);
+  }
+
+  /// The same step for a loop that has checked once per step that the reward is finite (shared by
+  /// all the learners it feeds).
+  double learn(Observation y, double reward, double discount, detail::RewardFinite) {
+    check(y);
+    detail::check_step_discount("TraceTd", discount);
     if (!started_) [[unlikely]] {
       reset(y);
       return 0.0;

@@ -257,7 +257,7 @@ class ConcatWindow {
     check(y0);
     const std::size_t count = padding_ == WindowPadding::repeat_first ? length_ : 1;
     for (std::size_t k = 0; k < count; ++k) phi_[k] = k * num_observations_ + y0;
-    phi_.set_size(count);
+    phi_.set_size_unchecked(count);
   }
 
   /// Absorbs the next observation: every block moves one lag back, the oldest drops out.
@@ -268,7 +268,7 @@ class ConcatWindow {
     const std::size_t count = std::min(phi_.size() + 1, length_);
     for (std::size_t k = count - 1; k > 0; --k) phi_[k] = phi_[k - 1] + num_observations_;
     phi_[0] = y;
-    phi_.set_size(count);
+    phi_.set_size_unchecked(count);
   }
 
   // ConcatWindow takes indices only:
@@ -278,7 +278,7 @@ class ConcatWindow {
   void update(const Y&) = delete;  // ConcatWindow takes indices: for vectors use FrameStack
 
   /// Forgets everything: the next update(y) starts a history, like reset(y).
-  void clear() noexcept { phi_.set_size(0); }
+  void clear() noexcept { phi_.set_size_unchecked(0); }
 
   [[nodiscard]] const features_type& features() const noexcept { return phi_; }
   [[nodiscard]] std::size_t dim() const noexcept { return length_ * num_observations_; }
@@ -442,7 +442,7 @@ class FrameStack {
     std::size_t* const to = &spare_[0];
     for (std::size_t j = 0; j < n; ++j) to[j] = y[j];
     for (std::size_t i = 0; i < kept; ++i) to[n + i] = from[i] + dim_;
-    spare_.set_size(n + kept);
+    spare_.set_size_unchecked(n + kept);
     std::swap(phi_, spare_);
     head_ = oldest;
     counts_[head_] = n;
@@ -463,7 +463,7 @@ class FrameStack {
   /// Forgets everything: all frames zero (no active entry); the next update(y) is reset(y).
   void clear() noexcept {
     if constexpr (sparse) {
-      phi_.set_size(0);
+      phi_.set_size_unchecked(0);
       std::fill(counts_.begin(), counts_.end(), std::size_t{0});
     } else {
       phi_.setZero();
@@ -501,7 +501,7 @@ class FrameStack {
     const std::size_t copies = padding_ == WindowPadding::zero ? 1 : frames_;
     for (std::size_t k = 0; k < copies; ++k)
       for (std::size_t j = 0; j < n; ++j) phi_[k * n + j] = k * dim_ + y0[j];
-    phi_.set_size(copies * n);
+    phi_.set_size_unchecked(copies * n);
     std::fill(counts_.begin(), counts_.end(), copies == 1 ? std::size_t{0} : n);
     head_ = 0;
     counts_[0] = n;
