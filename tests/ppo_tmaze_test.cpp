@@ -20,6 +20,24 @@
 
 namespace {
 
+// Under AddressSanitizer the network runs ~10x slower: the quick sweep then takes 4 updates a run
+// (the file contracts, resumption and sharding are checked all the same); whether learning happens
+// is checked by the builds without sanitizers.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+const std::string quick_flags = sanitized ? "--quick --sweep-steps 8192 --threads 2 " : "--quick --threads 2 ";
+const char* const quick_steps = sanitized ? "8192" : "2000000";
+constexpr std::size_t curve_points_per_run = sanitized ? 4 : 20;  // 4 updates: one point each
+
 using memtrace::CsvTable;
 using memtrace::parse_field;
 using memtrace::read_csv;
@@ -48,7 +66,7 @@ const memtrace::test::TempDir& temp() {
 const fs::path& quick_run() {
   static const fs::path out = temp() / "quick";
   static const bool done = [] {
-    REQUIRE(run_program("--quick --threads 2 --out " + out.string(), temp() / "quick.log") == 0);
+    REQUIRE(run_program(quick_flags + "--out " + out.string(), temp() / "quick.log") == 0);
     return true;
   }();
   (void)done;
@@ -86,7 +104,7 @@ TEST_CASE("ppo_tmaze --quick writes runs.csv, summary.csv and curves.csv with ex
   for (const auto& row : runs.rows) {
     CHECK((row[0] == "trace" || row[0] == "memoryless"));
     CHECK(row[1] == "8");
-    CHECK(row[3] == "2000000");
+    CHECK(row[3] == quick_steps);
     CHECK(row[4] == "0.99");
     for (const char* c : {"train_success", "eval_success"}) {
       const double x = parse_field<double>(row[runs.column(c)]);
@@ -111,10 +129,14 @@ TEST_CASE("ppo_tmaze --quick writes runs.csv, summary.csv and curves.csv with ex
   const CsvTable curves = read_csv(quick_run() / "curves.csv");
   CHECK(curves.header ==
         std::vector<std::string>{"memory", "corridor", "seed", "steps", "gamma", "at_steps", "success"});
-  CHECK(curves.rows.size() == 6 * 20);  // 20 points per run
+  CHECK(curves.rows.size() == 6 * curve_points_per_run);
 }
 
 TEST_CASE("ppo_tmaze --quick: traces {0, 7/8} learn past the memoryless ceiling of 0.5 at corridor 8") {
+  if (sanitized) {
+    SUCCEED("not checked under AddressSanitizer (4 updates a run); checked by the other presets");
+    return;
+  }
   // Calibration (docs/experiments.md): over 8 seeds x 2 M steps, 7 seeds learned (evaluation success
   // 0.69 to 1.0) and one did not (0.45); the mean training success was 0.62 [0.55, 0.70], the
   // mean evaluation success 0.76 [0.61, 0.91]. The thresholds below hold for the worst 3 of those
@@ -137,7 +159,7 @@ TEST_CASE("ppo_tmaze --quick draws a valid PNG figure") {
 TEST_CASE("ppo_tmaze resumes a sweep: a second run redoes no finished run and gives the same summary") {
   const std::string before = memtrace::test::slurp(quick_run() / "summary.csv");
   const std::string runs_before = memtrace::test::slurp(quick_run() / "runs.csv");
-  REQUIRE(run_program("--quick --threads 2 --no-plot --out " + quick_run().string(), temp() / "resume.log") == 0);
+  REQUIRE(run_program(quick_flags + "--no-plot --out " + quick_run().string(), temp() / "resume.log") == 0);
   CHECK(memtrace::test::slurp(quick_run() / "runs.csv") == runs_before);
   CHECK(memtrace::test::slurp(quick_run() / "summary.csv") == before);
   // Another experiment in the same folder is refused.
