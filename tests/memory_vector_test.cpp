@@ -93,7 +93,7 @@ using VectorX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
 template <class S>
 std::vector<VectorX<S>> random_vectors(std::size_t length, std::size_t dim, std::uint64_t seed) {
   Xoshiro256StarStar g(seed);
-  std::vector<VectorX<S>> h(length, VectorX<S>(static_cast<Eigen::Index>(dim)));
+  std::vector<VectorX<S>> h(length, VectorX<S>::Zero(static_cast<Eigen::Index>(dim)));
   for (auto& y : h)
     for (auto& v : y) v = static_cast<S>(2.0 * uniform_real(g) - 1.0);
   return h;
