@@ -32,7 +32,7 @@ static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Vector45f>);
 static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::VectorXf>);  // size checked at run time
 static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Grid>);
 static_assert(!Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::Matrix<float, 44, 1>>);  // sizes differ
-static_assert(!Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXd>);  // no silent conversion
+static_assert(!Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXd>);           // no silent conversion
 static_assert(!Memory<MemoryTrace<>, Eigen::VectorXf>);
 static_assert(!Memory<MemoryTrace<>, Eigen::RowVectorXd>);
 static_assert(!Memory<MemoryTrace<>, Eigen::MatrixXd>);
