@@ -243,6 +243,16 @@ std::vector<double> sweep_lambdas(const Options& o, MemoryKind kind, std::size_t
 }
 std::size_t frames_of(const Options& o, std::size_t k) { return o.frames != 0 ? o.frames : k + 1; }
 
+/// A run's arithmetic, in multiply-adds (spec §8.1: 640 per active input and 59,136 per step):
+/// traces are dense (45 inputs per λ), frame stacks cost their 9 active cells per frame.
+double run_cost(const Options& o, const RunSpec& r, bool lambdas_given) {
+  double inputs = 9.0;  // memoryless: one view
+  if (r.memory == MemoryKind::trace || r.memory == MemoryKind::trace_slow)
+    inputs = 45.0 * static_cast<double>(sweep_lambdas(o, r.memory, r.corridor, lambdas_given).size());
+  if (r.memory == MemoryKind::frame_stack) inputs = 9.0 * static_cast<double>(frames_of(o, r.corridor));
+  return static_cast<double>(r.steps) * (59136.0 + 640.0 * inputs);
+}
+
 // ---------------------------------------------------------------------------------------------
 // --play
 
@@ -345,6 +355,9 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
   s << "\nframes=" << (o.frames != 0 ? std::to_string(o.frames) : std::string("k+1"))
     << "\ncurve_points=" << o.curve_points
     << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start\n";
+#ifdef MEMTRACE_EXAMPLE_ISA
+  s << "isa=" << MEMTRACE_EXAMPLE_ISA << '\n';  // MEMTRACE_EXAMPLES_AVX2: float sums round differently
+#endif
   return s.str();
 }
 
@@ -414,6 +427,11 @@ int sweep(const Options& o, bool lambdas_given) {
     std::vector<std::size_t> todo;
     for (const std::size_t i : o.shard.runs(specs.size()))
       if (!runs.contains(key_of(specs[i]))) todo.push_back(i);
+    // Longest runs first, so that no thread is left with a long run after the others have
+    // finished (each run's numbers depend on its key only, not on when it runs).
+    std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
+      return run_cost(o, specs[a], lambdas_given) > run_cost(o, specs[b], lambdas_given);
+    });
     parallel_runs(
         todo.size(),
         [&](std::size_t j) {
