@@ -451,9 +451,9 @@ class PomdpParser {
       real = true;
     }
     if (i < text_.size() && (text_[i] == 'e' || text_[i] == 'E')) {
-      const std::size_t mark = i++;
+      ++i;
       if (i < text_.size() && (text_[i] == '+' || text_[i] == '-')) ++i;
-      if (!digits()) fail_at(line, column, "malformed number '", text_.substr(begin, word_end(mark + 1) - begin), "'");
+      if (!digits()) fail_at(line, column, "malformed number '", text_.substr(begin, word_end(i) - begin), "'");
       real = true;
     }
     if (i < text_.size() && (pomdp_name_char(text_[i]) || text_[i] == '.') && text_[i] != '-')
@@ -663,8 +663,7 @@ class PomdpParser {
     }
     if (!peek_number())
       fail(peek(), "expected after 'start:' ", n, " probabilities, 'uniform' or a state, found ", describe(peek()));
-    std::vector<Number> values;
-    while (peek_number()) values.push_back(number(true, "a probability"));
+    const std::vector<Number> values = numbers(false);
     if (values.size() == 1 && values[0].plain_integer && n != 1) {  // start: 3 names state 3
       const Token& t = tokens_[values[0].token];
       const std::size_t x = integer(t, "state");
@@ -673,6 +672,9 @@ class PomdpParser {
       p[static_cast<Eigen::Index>(x)] = 1.0;
       return;
     }
+    for (const Number& v : values)
+      if (!(v.value >= 0.0 && v.value <= 1.0))
+        fail(tokens_[v.token], "a probability must be in [0, 1], found ", pomdp_number(v.value));
     check_count(values, n, "start: ", message("probabilities (one per state)"));
     for (std::size_t x = 0; x < n; ++x) p[static_cast<Eigen::Index>(x)] = values[x].value;
     if (const double sum = p.sum(); !(std::abs(sum - 1.0) <= pomdp_file_tolerance))
