@@ -41,7 +41,8 @@ inline constexpr double pomdp_file_tolerance = 1e-5;
 
 /// The largest table a file may ask for: |U| |X|^2 transition probabilities and |U| |X| |Y|
 /// observation probabilities are each at most this many doubles (2^27, 1 GiB). A larger model is
-/// refused before anything is allocated, with the sizes in the message.
+/// refused before anything is allocated, with the sizes in the message. (The names "0", "1", ...
+/// of numbered entities add a string each, at most |X| + |U| + |Y| of them.)
 inline constexpr std::size_t pomdp_file_max_table = std::size_t{1} << 27;
 
 /// One reward entry as the file gives it: each field is an index or pomdp_any (`*`). The row and
@@ -925,7 +926,7 @@ class PomdpParser {
   }
 };
 
-/// The file name in error messages: a path as given.
+/// The whole content of the file at `path`; std::system_error if it cannot be opened or read.
 [[nodiscard]] inline std::string read_pomdp_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::system_error(errno, std::generic_category(), "read_pomdp: cannot open " + path.string());
