@@ -21,6 +21,7 @@
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/minigrid_tmaze.hpp"
 #include "memtrace/env/noisy_random_walk.hpp"
+#include "memtrace/env/pomdp_file.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/experiment/results.hpp"
