@@ -44,3 +44,4 @@
 #include "memtrace/memory/window.hpp"
 #include "memtrace/memory/with_actions.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/version.hpp"

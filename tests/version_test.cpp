@@ -1,0 +1,17 @@
+// version.hpp: the macros, the constexpr value and CMake's project version agree.
+#include "memtrace/version.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+TEST_CASE("The version macros, the constexpr version and CMake's project version agree", "[version]") {
+  STATIC_REQUIRE(memtrace::version ==
+                 memtrace::Version{MEMTRACE_VERSION_MAJOR, MEMTRACE_VERSION_MINOR, MEMTRACE_VERSION_PATCH});
+  STATIC_REQUIRE(MEMTRACE_VERSION ==
+                 memtrace::version.major * 10000 + memtrace::version.minor * 100 + memtrace::version.patch);
+  STATIC_REQUIRE(memtrace::Version{0, 9, 9} < memtrace::Version{1, 0, 0});
+  const std::string expected = std::to_string(memtrace::version.major) + "." + std::to_string(memtrace::version.minor) +
+                               "." + std::to_string(memtrace::version.patch);
+  CHECK(memtrace::version_string == expected);
+  CHECK(std::string(MEMTRACE_VERSION_STRING) == MEMTRACE_CMAKE_PROJECT_VERSION);  // CMake read version.hpp
+}
