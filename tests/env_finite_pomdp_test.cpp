@@ -167,7 +167,6 @@ static_assert(RewardProcess<UnderPolicy> && ExposedState<UnderPolicy> && FiniteO
 /// resets the state uniformly and hears either side with probability 1/2. Rewards: listen -1,
 /// opening the tiger's door -100, the other +10.
 namespace tiger {
-constexpr Eigen::Index left = 0, right = 1;
 constexpr Action listen = 0, open_left = 1, open_right = 2;
 constexpr Observation hear_left = 0, hear_right = 1, start = 2;
 
