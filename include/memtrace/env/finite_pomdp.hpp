@@ -175,6 +175,7 @@ class FinitePomdp {
       own_initial_emission_ = true;
     }
     tolerance_ = m.tolerance;
+    emission_stride_ = per_action ? 1 : 0;
     initial_sampler_ = detail::AliasTable(initial_);
   }
 
@@ -203,19 +204,12 @@ class FinitePomdp {
   /// an action out of range and std::logic_error in a terminal state.
   template <std::uniform_random_bit_generator G>
   TimeStep<> step(Action u, G& gen) {
-    if (u >= transitions_.size())
-      detail::invalid("FinitePomdp::step: action must be in [0, ", transitions_.size(), "), got ", u);
-    if (terminal_[state_]) throw std::logic_error("FinitePomdp::step: the episode has terminated; call reset first");
-    if (!joint_samplers_.empty()) {
-      const auto [column, reward] = joint_samplers_[u].sample(state_, gen);
-      const std::size_t ny = num_observations();
-      state_ = column / ny;
-      return {column % ny, reward, terminal_[state_], false};
-    }
+    // One well-predicted branch: a bad call, and rewards that depend on y, go the slow way.
+    if (u >= transitions_.size() || terminal_[state_] || !joint_samplers_.empty()) [[unlikely]]
+      return checked_or_joint_step(u, gen);
     const auto [next, reward] = transition_samplers_[u].sample(state_, gen);
     state_ = next;
-    const detail::AliasRows& emit = emission_samplers_[emission_samplers_.size() == 1 ? 0 : u];
-    return {emit.sample(state_, gen).column, reward, terminal_[state_], false};
+    return {emission_samplers_[u * emission_stride_].sample(state_, gen).column, reward, terminal_[state_], false};
   }
 
   [[nodiscard]] State state() const noexcept { return state_; }
@@ -368,6 +362,18 @@ class FinitePomdp {
   }
 
  private:
+  /// step's checks and the step with rewards R(x, u, x', y): one draw of (x', y) from the joint table.
+  template <std::uniform_random_bit_generator G>
+  TimeStep<> checked_or_joint_step(Action u, G& gen) {
+    if (u >= transitions_.size())
+      detail::invalid("FinitePomdp::step: action must be in [0, ", transitions_.size(), "), got ", u);
+    if (terminal_[state_]) throw std::logic_error("FinitePomdp::step: the episode has terminated; call reset first");
+    const auto [column, reward] = joint_samplers_[u].sample(state_, gen);
+    const std::size_t ny = num_observations();
+    state_ = column / ny;
+    return {column % ny, reward, terminal_[state_], false};
+  }
+
   static std::vector<Eigen::MatrixXd> one(Eigen::MatrixXd m) {
     std::vector<Eigen::MatrixXd> v;
     v.push_back(std::move(m));
@@ -463,6 +469,7 @@ class FinitePomdp {
   detail::AliasRows initial_emission_sampler_;
   detail::AliasTable initial_sampler_;
   bool own_initial_emission_ = false;
+  std::size_t emission_stride_ = 0;  // emission_samplers_[u * emission_stride_] emits after u
   double tolerance_ = default_row_sum_tolerance;
   State state_ = 0;
 };
