@@ -7,12 +7,16 @@
 //   pomdp_memory tests/data/tiger.pomdp tests/data/grid4x3.pomdp
 //   pomdp_memory tiger.pomdp --actions 0.8,0.1,0.1 --gamma 0.9 --max-window 8 --out tiger_out
 //
+// --learn adds online TD(0) with every memory and step size (--steps, --seeds, --alphas), the VE of
+// the final weights computed exactly, into DIR/learn.csv and the table.
+//
 // Writes DIR/results.csv (problem,memory,parameter,ve_optimal,ve_td_fixed_point; memory is trace,
 // window or concat, parameter λ or m), DIR/PROBLEM.csv (the rows of one problem) and DIR/PROBLEM.png.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +28,12 @@
 #include <memtrace/analysis/window_value_error.hpp>
 #include <memtrace/env/pomdp_model.hpp>
 #include <memtrace/experiment/results.hpp>
+#include <memtrace/experiment/run.hpp>
+#include <memtrace/experiment/statistics.hpp>
+#include <memtrace/learn/td_bank.hpp>
+#include <memtrace/memory/memory_trace.hpp>
+#include <memtrace/memory/window.hpp>
+#include <memtrace/random.hpp>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -47,6 +57,11 @@ struct Options {
   std::size_t max_table = std::size_t{1} << 20;
   std::string out = "pomdp_memory_out";
   bool plot = true;
+  bool learn = false;           // --learn: online TD(0) with every memory as well
+  std::size_t steps = 100'000;  // per run
+  std::size_t seeds = 10;
+  std::uint64_t seed = 0;
+  std::vector<double> alphas;  // 13 log-spaced in [1e-4, 1] unless given
 };
 
 /// A CLI11 check of each value of a flag (as td_random_walk's): a number for which ok holds.
@@ -68,6 +83,11 @@ struct Row {
   double value;  // λ or m, for finding the best
   double ve_optimal;
   double ve_td_fixed_point;
+  LinearMoments linear{};  // traces and concat windows
+  WindowMoments window{};  // full windows
+  // --learn: the step size with the least mean VE after --steps steps, and that VE over the seeds.
+  double best_alpha = std::numeric_limits<double>::quiet_NaN();
+  Summary learned{};
 };
 
 /// The rows of one problem: traces for every λ, windows and concat windows for m = 1..M (windows of
@@ -76,7 +96,7 @@ std::vector<Row> analyse(const StationaryProcess& process, const Options& o, con
   std::vector<Row> rows;
   const auto linear = [&](const char* memory, std::string parameter, double value, const LinearMoments& moments) {
     rows.push_back({memory, std::move(parameter), value, linear_value_error(moments, optimal_linear_weights(moments)),
-                    linear_value_error(moments, linear_td_fixed_point(moments, process.gamma()))});
+                    linear_value_error(moments, linear_td_fixed_point(moments, process.gamma())), moments});
   };
   for (double lambda : o.lambdas) linear("trace", csv_field(lambda), lambda, trace_moments(process, lambda));
   const std::size_t ny = process.num_observations();
@@ -90,8 +110,13 @@ std::vector<Row> analyse(const StationaryProcess& process, const Options& o, con
       break;
     }
     const WindowMoments w = window_moments(process, m, o.max_table);
-    rows.push_back({"window", csv_field(m), static_cast<double>(m), optimal_window_value_error(w),
-                    window_value_error(w, window_td_fixed_point(process, m, o.max_table))});
+    rows.push_back({"window",
+                    csv_field(m),
+                    static_cast<double>(m),
+                    optimal_window_value_error(w),
+                    window_value_error(w, window_td_fixed_point(process, m, o.max_table)),
+                    {},
+                    w});
   }
   for (std::size_t m = 1; m <= o.max_window; ++m) {
     if (static_cast<double>(m) * static_cast<double>(ny) >
@@ -105,6 +130,60 @@ std::vector<Row> analyse(const StationaryProcess& process, const Options& o, con
   return rows;
 }
 
+/// The mean and 95% interval of the seeds' VEs; infinite if a run diverged.
+Summary summary_of(const std::vector<double>& ve) {
+  for (double x : ve)
+    if (!std::isfinite(x)) {
+      const double inf = std::numeric_limits<double>::infinity();
+      return Summary{ve.size(), inf, inf, inf, inf};
+    }
+  return summarize(ve);
+}
+
+/// --learn: online TD(0) (one LinearTdBank over the step sizes) with each memory on the HMM of the
+/// policy, seeds independent streams make_stream(seed, j); the VE of the final weights computed
+/// exactly. Appends every (memory, α) to `csv` and keeps the best α of each memory in its row.
+void learn(std::vector<Row>& rows, const FiniteHmm& hmm, const StationaryProcess& process, const Options& o,
+           const std::string& problem, std::string& csv) {
+  const std::size_t y = hmm.num_observations();
+  const TdRun run{.steps = o.steps, .discount = process.gamma()};
+  const std::size_t record_at[] = {o.steps};
+  for (Row& row : rows) {
+    std::vector<std::vector<double>> ve(o.alphas.size());  // [α][seed]
+    for (std::size_t seed = 0; seed < o.seeds; ++seed) {
+      FiniteHmm env = hmm;
+      auto gen = make_stream(o.seed, seed);
+      const auto record = [&](std::size_t, const LinearTdBank& bank) {
+        const Eigen::VectorXd errors = row.memory == "window" ? window_value_errors(row.window, bank.weights())
+                                                              : linear_value_errors(row.linear, bank.weights());
+        for (std::size_t a = 0; a < o.alphas.size(); ++a) ve[a].push_back(errors[static_cast<Eigen::Index>(a)]);
+      };
+      const auto go = [&](auto memory) {
+        LinearTdBank bank(memory.dim(), o.alphas);
+        run_td(env, memory, bank, gen, run, record_at, record);
+      };
+      const auto m = static_cast<std::size_t>(row.value);
+      if (row.memory == "trace")
+        go(MemoryTrace<>(row.value, y));
+      else if (row.memory == "window")
+        go(Window<>(m, y));
+      else
+        go(ConcatWindow<>(m, y));
+    }
+    for (std::size_t a = 0; a < o.alphas.size(); ++a) {
+      const Summary s = summary_of(ve[a]);
+      csv += problem + "," + row.memory + "," + row.parameter + "," + csv_field(o.alphas[a]) + "," +
+             csv_field(o.seeds) + "," + csv_field(o.steps) + "," + csv_field(s.mean) + "," +
+             (std::isnan(s.ci_low) ? std::string() : csv_field(s.ci_low)) + "," +
+             (std::isnan(s.ci_high) ? std::string() : csv_field(s.ci_high)) + "\n";
+      if (std::isnan(row.best_alpha) || s.mean < row.learned.mean) {
+        row.best_alpha = o.alphas[a];
+        row.learned = s;
+      }
+    }
+  }
+}
+
 std::string fmt(double x) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.6g", x);
@@ -115,17 +194,17 @@ const char* display_name(const std::string& memory) {
   return memory == "trace" ? "trace λ" : memory == "window" ? "window m" : "frame stack m";
 }
 
-/// "trace λ = 0.9: 12.3 (TD 13.1)" for the memory of the kind with the least VE in column `td`.
-std::string best_of(const std::vector<Row>& rows, const std::string& memory, bool td) {
+/// "trace λ = 0.9: 12.3" for the memory of the kind with the least VE in column `which` (0: optimal,
+/// 1: TD fixed point, 2: learned).
+std::string best_of(const std::vector<Row>& rows, const std::string& memory, int which) {
+  const auto ve = [which](const Row& r) {
+    return which == 0 ? r.ve_optimal : which == 1 ? r.ve_td_fixed_point : r.learned.mean;
+  };
   const Row* best = nullptr;
-  for (const Row& r : rows) {
-    if (r.memory != memory) continue;
-    const double ve = td ? r.ve_td_fixed_point : r.ve_optimal;
-    if (best == nullptr || ve < (td ? best->ve_td_fixed_point : best->ve_optimal)) best = &r;
-  }
+  for (const Row& r : rows)
+    if (r.memory == memory && (best == nullptr || ve(r) < ve(*best))) best = &r;
   if (best == nullptr) return std::string(display_name(memory)) + ": none";
-  return std::string(display_name(memory)) + " = " + best->parameter + ": " +
-         fmt(td ? best->ve_td_fixed_point : best->ve_optimal);
+  return std::string(display_name(memory)) + " = " + best->parameter + ": " + fmt(ve(*best));
 }
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -144,6 +223,7 @@ int run(const Options& o) {
   fs::create_directories(out);
   const std::string header = "problem,memory,parameter,ve_optimal,ve_td_fixed_point\n";
   std::string all = header;
+  std::string learned = "problem,memory,parameter,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high\n";
   std::set<std::string> problems;
   for (const std::string& name : o.files) {
     const PomdpFile file = read_pomdp(name);
@@ -167,26 +247,31 @@ int run(const Options& o) {
     const FinitePomdp pomdp = to_finite_pomdp(file);
     const FiniteHmm hmm = pomdp.with_action_probabilities(p);
     const StationaryProcess process(hmm, gamma);
-    const std::vector<Row> rows = analyse(process, o, problem);
+    std::vector<Row> rows = analyse(process, o, problem);
+    if (o.learn) learn(rows, hmm, process, o, problem, learned);
 
     std::printf("\n%s (%s): %zu states, %zu actions, %zu observations + start; γ = %s; actions", problem.c_str(),
                 name.c_str(), file.num_states(), file.num_actions(), file.num_observations(), fmt(gamma).c_str());
     for (Eigen::Index u = 0; u < p.size(); ++u) std::printf("%s%s", u == 0 ? " " : ",", fmt(p[u]).c_str());
     std::printf("; HMM of %zu states\n", hmm.num_states());
-    std::printf("  %-8s %-9s %14s %18s\n", "memory", "parameter", "VE optimal", "VE TD fixed point");
+    std::printf("  %-8s %-9s %14s %18s", "memory", "parameter", "VE optimal", "VE TD fixed point");
+    if (o.learn) std::printf("  %14s %8s", "VE TD learned", "best α");
+    std::printf("\n");
     std::string csv = header;
     for (const Row& r : rows) {
-      std::printf("  %-8s %-9s %14s %18s\n", r.memory.c_str(), r.parameter.c_str(), fmt(r.ve_optimal).c_str(),
+      std::printf("  %-8s %-9s %14s %18s", r.memory.c_str(), r.parameter.c_str(), fmt(r.ve_optimal).c_str(),
                   fmt(r.ve_td_fixed_point).c_str());
+      if (o.learn) std::printf("  %14s %8s", fmt(r.learned.mean).c_str(), fmt(r.best_alpha).c_str());
+      std::printf("\n");
       const std::string line = problem + "," + r.memory + "," + r.parameter + "," + csv_field(r.ve_optimal) + "," +
                                csv_field(r.ve_td_fixed_point) + "\n";
       csv += line;
       all += line;
     }
-    for (const bool td : {false, true})
-      std::printf("  best by VE %s: %s | %s | %s\n", td ? "TD fixed point" : "optimal",
-                  best_of(rows, "trace", td).c_str(), best_of(rows, "window", td).c_str(),
-                  best_of(rows, "concat", td).c_str());
+    const char* const by[] = {"optimal", "TD fixed point", "TD learned"};
+    for (int which = 0; which < (o.learn ? 3 : 2); ++which)
+      std::printf("  best by VE %s: %s | %s | %s\n", by[which], best_of(rows, "trace", which).c_str(),
+                  best_of(rows, "window", which).c_str(), best_of(rows, "concat", which).c_str());
     const fs::path data = out / (problem + ".csv");
     write_text(data, csv);
     if (o.plot) {
@@ -202,6 +287,10 @@ int run(const Options& o) {
   }
   write_text(out / "results.csv", all);
   std::printf("\nwrote %s\n", (out / "results.csv").c_str());
+  if (o.learn) {
+    write_text(out / "learn.csv", learned);
+    std::printf("wrote %s\n", (out / "learn.csv").c_str());
+  }
   return 0;
 }
 
@@ -239,7 +328,27 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--out", o.out, "Output folder")->capture_default_str();
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
+  app.add_flag("--learn", o.learn,
+               "Also online TD(0) with every memory on the HMM of the policy, every step size, --seeds runs of "
+               "--steps steps; writes DIR/learn.csv and the best step size's mean VE in the table");
+  app.add_option("--steps", o.steps, "TD steps per run (--learn)")
+      ->check(number_check("an integer in 1..10^9", [](double x) { return x >= 1 && x <= 1e9 && x == std::floor(x); }))
+      ->capture_default_str();
+  app.add_option("--seeds", o.seeds, "Runs per memory and step size (--learn)")
+      ->check(number_check("an integer in 1..10^6", [](double x) { return x >= 1 && x <= 1e6 && x == std::floor(x); }))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Base seed; run j uses make_stream(seed, j) (--learn)")
+      ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x == std::floor(x); }))
+      ->capture_default_str();
+  app.add_option("--alphas", o.alphas, "TD step sizes (--learn; default: 13 log-spaced in [1e-4, 1])")
+      ->check(number_check("positive and at most 1", [](double x) { return x > 0.0 && x <= 1.0; }))
+      ->delimiter(',')
+      ->expected(1, -1);
   CLI11_PARSE(app, argc, argv);
+  if (o.alphas.empty())
+    for (int i = 0; i <= 12; ++i) o.alphas.push_back(i == 12 ? 1.0 : 1e-4 * std::pow(10.0, i / 3.0));
+  std::sort(o.alphas.begin(), o.alphas.end());
+  o.alphas.erase(std::unique(o.alphas.begin(), o.alphas.end()), o.alphas.end());
   std::sort(o.lambdas.begin(), o.lambdas.end());
   o.lambdas.erase(std::unique(o.lambdas.begin(), o.lambdas.end()), o.lambdas.end());
   if (!o.actions.empty()) {

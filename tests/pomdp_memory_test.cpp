@@ -13,6 +13,7 @@
 #include <memtrace/experiment/results.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "temp_dir.hpp"
@@ -113,6 +114,9 @@ TEST_CASE("flags: a given policy and γ are used, bad values are refused with th
   refused("lambdas", "--lambdas 0.5,1", "--lambdas");
   refused("max_window", "--max-window 0", "--max-window");
   refused("max_table", "--max-table 0", "--max-table");
+  refused("steps", "--learn --steps 0", "--steps");
+  refused("seeds", "--learn --seeds 0", "--seeds");
+  refused("alphas", "--learn --alphas 0.1,2", "--alphas");
   refused("missing", data("missing.pomdp"), "missing.pomdp");
 
   const fs::path out = dir / "given";
@@ -126,4 +130,32 @@ TEST_CASE("flags: a given policy and γ are used, bad values are refused with th
   const double m1 = parse_field<double>(table.rows[2][3]), m2 = parse_field<double>(table.rows[3][3]);
   CHECK(m1 > 1.0);
   CHECK(m2 < m1);
+}
+
+TEST_CASE("--learn: one row per memory and step size, no learned weights better than the optimum") {
+  static const memtrace::test::TempDir dir("pomdp_memory_learn");
+  const fs::path out = dir / "learn";
+  REQUIRE(run_program(out, data("grid4x3.pomdp") +
+                               " --no-plot --learn --steps 3000 --seeds 2 --alphas 0.01,0.1 --lambdas 0,0.5 "
+                               "--max-window 2") == 0);
+  const CsvTable exact = read_csv(out / "results.csv");
+  const CsvTable learned = read_csv(out / "learn.csv");
+  REQUIRE(learned.header == std::vector<std::string>{"problem", "memory", "parameter", "alpha", "seeds", "steps",
+                                                     "ve_mean", "ve_ci_low", "ve_ci_high"});
+  REQUIRE(exact.rows.size() == 2 + 2 + 2);
+  REQUIRE(learned.rows.size() == 2 * exact.rows.size());
+  std::map<std::pair<std::string, std::string>, double> optimum;
+  for (const auto& row : exact.rows) optimum[{row[1], row[2]}] = parse_field<double>(row[3]);
+  for (const auto& row : learned.rows) {
+    INFO(row[1] << " " << row[2] << " " << row[3]);
+    CHECK(row[4] == "2");
+    CHECK(row[5] == "3000");
+    const double mean = parse_field<double>(row[6]);
+    REQUIRE(optimum.count({row[1], row[2]}) == 1);
+    CHECK(std::isfinite(mean));
+    CHECK(mean >= optimum[{row[1], row[2]}] - 1e-12);
+    CHECK(parse_field<double>(row[7]) <= mean);
+    CHECK(mean <= parse_field<double>(row[8]));
+  }
+  CHECK_THAT(memtrace::test::slurp(out / "log.txt"), Catch::Matchers::Contains("VE TD learned"));
 }
