@@ -22,6 +22,7 @@
 #include "memtrace/env/minigrid_tmaze.hpp"
 #include "memtrace/env/noisy_random_walk.hpp"
 #include "memtrace/env/pomdp_file.hpp"
+#include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/experiment/results.hpp"
