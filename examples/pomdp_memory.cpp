@@ -41,6 +41,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -304,6 +305,7 @@ int main(int argc, char** argv) {
       "(concatenated windows) of m = 1..M observations, under a fixed policy that does not look at the\n"
       "observations. Writes DIR/results.csv (problem,memory,parameter,ve_optimal,ve_td_fixed_point),\n"
       "DIR/PROBLEM.csv and DIR/PROBLEM.png per file. See docs/classic-pomdps.md."};
+  memtrace::examples::cli_conventions(app, "pomdp_memory");
   app.add_option("files", o.files, "The .pomdp files (Cassandra's format)")->required()->type_name("FILE");
   app.add_option("--actions", o.actions,
                  "The policy: action probabilities p0,p1,... (one per action of every file, summing to 1; default: "
@@ -360,6 +362,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    memtrace::examples::record_run(o.out, argc, argv, true);  // a fresh result each run
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pomdp_memory: %s\n", e.what());

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
       "The T-maze of thm:tmaze: metric entropy of the length-k window class against the bounds of\n"
       "lem:H-trace for memory traces with lambda = (k-1)/k and L = sqrt(2) e k, and the minimal Lipschitz\n"
       "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png."};
+  memtrace::examples::cli_conventions(app, "tmaze_complexity");
   // Corridor length k costs O(k²) (its 2k + 2 histories, pairwise): k up to 1024 takes minutes in a Debug build.
   app.add_option("--kmin", o.kmin, "Shortest corridor length k")->check(CLI::Range(2, 1024));
   app.add_option("--kmax", o.kmax, "Longest corridor length k (every k from --kmin on is computed)")
@@ -144,6 +146,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-plot", o.plot, "Write the CSV file only");
   CLI11_PARSE(app, argc, argv);
   try {
+    memtrace::examples::record_run(o.out, argc, argv, true);  // a fresh result each run
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tmaze_complexity: %s\n", e.what());

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
       "Writes DIR/trace_space.csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]; rows of\n"
       "length 1 and 2 are the window centres), DIR/box_counting.csv and DIR/trace_space.png\n"
       "(DIR/trace_space_4d.png for --observations 4)."};
+  memtrace::examples::cli_conventions(app, "trace_space");
   app.add_option("--lambdas", o.lambdas, "Forgetting factors, one panel each")
       ->check(CLI::Range(0.0, 0.999999))
       ->expected(1, 6);
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   CLI11_PARSE(app, argc, argv);
   try {
+    memtrace::examples::record_run(o.out, argc, argv, true);  // a fresh result each run
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace_space: %s\n", e.what());

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
       "Right: lambda*, the forgetting factor that minimises the Lipschitz constant a function of the\n"
       "trace needs to represent the value of every length-n history.\n"
       "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png."};
+  memtrace::examples::cli_conventions(app, "two_state_lambda");
   app.add_option("--grid", o.grid, "Points per axis: the centres of this many equal cells of [0, --max]")
       ->check(CLI::Range(1, 1000));
   app.add_option("--max", o.max, "Upper end of both axes p and q (1/2: persistent states, informative observations)")
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-plot", o.plot, "Write the CSV file only");
   CLI11_PARSE(app, argc, argv);
   try {
+    memtrace::examples::record_run(o.out, argc, argv, true);  // a fresh result each run
     return run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "two_state_lambda: %s\n", e.what());

@@ -25,6 +25,7 @@
 #include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
+#include "memtrace/experiment/provenance.hpp"
 #include "memtrace/experiment/results.hpp"
 #include "memtrace/experiment/rollout.hpp"
 #include "memtrace/experiment/run.hpp"

@@ -1,0 +1,92 @@
+#pragma once
+// Provenance of a results folder: every program that writes into it appends one block to
+// provenance.txt saying what produced the results (memtrace version, commit, compiler, build type
+// and flags, command line, time), and a folder written by another memtrace version is refused
+// unless the caller allows it. See docs/experiments.md.
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memtrace/version.hpp"
+
+namespace memtrace {
+
+inline constexpr std::string_view provenance_file_name = "provenance.txt";
+
+/// What produced a set of results. `version` is this memtrace's; the rest is the caller's to fill
+/// (the example programs fill it from what CMake recorded at build time).
+struct Provenance {
+  std::string version{version_string};
+  std::string commit;      // the source's git commit, if known
+  std::string compiler;    // e.g. "GCC 12.2.0"
+  std::string build_type;  // e.g. "Release"
+  std::string flags;       // the compiler flags that matter for the numbers
+  std::string command;     // the command line
+};
+
+/// The command line as one string, arguments separated by spaces (quoted where they hold a space).
+[[nodiscard]] inline std::string command_line(int argc, const char* const* argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (i > 0) line += ' ';
+    if (arg.find_first_of(" \t'\"") == std::string_view::npos && !arg.empty()) {
+      line += arg;
+    } else {
+      line += '\'';
+      for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    }
+  }
+  return line;
+}
+
+/// The memtrace versions named in the provenance blocks of `dir` (empty if it has none).
+[[nodiscard]] inline std::vector<std::string> provenance_versions(const std::filesystem::path& dir) {
+  std::vector<std::string> versions;
+  std::ifstream in(dir / provenance_file_name);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("memtrace=")) versions.push_back(line.substr(9));
+  return versions;
+}
+
+/// Appends one block describing `p` to dir/provenance.txt (dir must exist). Throws
+/// std::runtime_error, before writing anything, if the folder already holds results of another
+/// memtrace version and `allow_other_version` is false: results of two versions in one folder
+/// would be summarized together.
+inline void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
+  for (const std::string& v : provenance_versions(dir))
+    if (v != p.version && !allow_other_version)
+      throw std::runtime_error("record_provenance: " + (dir / provenance_file_name).string() +
+                               " says these results were written by memtrace " + v + ", this is memtrace " + p.version +
+                               "; use a new folder, or allow the version change to resume");
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  std::ostringstream block;
+  const auto one_line = [](std::string s) {
+    for (char& c : s)
+      if (c == '\n' || c == '\r') c = ' ';
+    return s;
+  };
+  const auto day = std::chrono::floor<std::chrono::days>(now);
+  const std::chrono::year_month_day date(day);
+  const std::chrono::hh_mm_ss time(now - day);
+  const auto two = [](long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  block << "[" << static_cast<int>(date.year()) << '-' << two(static_cast<unsigned>(date.month())) << '-'
+        << two(static_cast<unsigned>(date.day())) << 'T' << two(time.hours().count()) << ':'
+        << two(time.minutes().count()) << ':' << two(time.seconds().count()) << "Z]\n";
+  block << "memtrace=" << one_line(p.version) << "\ncommit=" << one_line(p.commit)
+        << "\ncompiler=" << one_line(p.compiler) << "\nbuild_type=" << one_line(p.build_type)
+        << "\nflags=" << one_line(p.flags) << "\ncommand=" << one_line(p.command) << "\n";
+  std::ofstream out(dir / provenance_file_name, std::ios::app);
+  out << block.str();
+  out.flush();
+  if (!out) throw std::runtime_error("record_provenance: cannot write " + (dir / provenance_file_name).string());
+}
+
+}  // namespace memtrace
