@@ -142,6 +142,8 @@ namespace detail {
 inline std::size_t history_count(const char* who, std::size_t n, std::size_t num_observations,
                                  std::size_t max_histories) {
   if (n == 0) invalid(who, ": n must be at least 1, got 0");
+  // The enumeration keeps a belief per level: bound the depth even when |Y|^n is small (|Y| = 1).
+  if (n > max_histories) invalid(who, ": n = ", n, " exceeds max_histories = ", max_histories);
   const auto p = n <= 64 || num_observations == 1 ? powers(num_observations, n) : std::vector<std::size_t>{};
   if (p.empty())
     invalid(who, ": |Y|^n histories with |Y| = ", num_observations, " and n = ", n, " overflow std::size_t");
@@ -172,25 +174,35 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   const SparseMatrix pt = SparseMatrix(process.transition().transpose());
   std::vector<LabelledHistory> out;
   out.reserve(count);
-  std::vector<Observation> h(n);
-  // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; probability: p(y_1..y_j).
-  const auto visit = [&](const auto& self, const Eigen::VectorXd& predicted, double probability,
-                         std::size_t depth) -> void {
-    for (Observation y = 0; y < ny; ++y) {
-      Eigen::VectorXd b = predicted.cwiseProduct(o.col(static_cast<Eigen::Index>(y)));
-      const double mass = b.sum();
-      if (!(mass > 0.0)) continue;
+  // Depth-first without recursion (a history of any length must not exhaust the stack): level j
+  // keeps the prediction of x_j, the probability of y_1..y_{j-1} and the observation y_j it tries.
+  std::vector<Observation> h(n, 0);
+  std::vector<Eigen::VectorXd> predicted(n);
+  std::vector<double> probability(n, 1.0);
+  predicted[0] = start;
+  std::size_t depth = 0;
+  for (;;) {
+    // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; mass: p(y_j | y_1..y_{j-1}).
+    Eigen::VectorXd b = predicted[depth].cwiseProduct(o.col(static_cast<Eigen::Index>(h[depth])));
+    const double mass = b.sum();
+    if (mass > 0.0) {
       b /= mass;
-      h[depth] = y;
       if (depth + 1 == n) {
-        out.push_back({h, detail::belief_value_of(process, b), probability * mass});
+        out.push_back({h, detail::belief_value_of(process, b), probability[depth] * mass});
       } else {
-        self(self, Eigen::VectorXd(pt * b), probability * mass, depth + 1);
+        ++depth;
+        predicted[depth] = Eigen::VectorXd(pt * b);
+        probability[depth] = probability[depth - 1] * mass;
+        h[depth] = 0;
+        continue;
       }
     }
-  };
-  visit(visit, start, 1.0, 0);
-  return out;
+    // the next observation at the deepest level that has one left
+    while (++h[depth] == ny) {
+      if (depth == 0) return out;
+      --depth;
+    }
+  }
 }
 
 /// The same from the stationary distribution: length-n windows of the stationary history.
