@@ -202,6 +202,27 @@ TEST_CASE("The belief filter", "[belief]") {
                     "belief: observation 0 has probability 0 given the observations before it");
 }
 
+TEST_CASE("The belief filter gives the strong guarantee: a refused observation changes nothing", "[belief][errors]") {
+  // update used to predict before it checked: a refused update left the belief advanced, and an
+  // observation of probability 0 left it all zero, so that every later update threw.
+  const StationaryProcess tmaze(TMazeAlwaysUp(4), 0.9);
+  BeliefFilter filter(tmaze);
+  filter.reset(tmaze::a);
+  const Eigen::VectorXd before = filter.features();
+  CHECK_THROWS_WITH(filter.update(tmaze::a),
+                    "BeliefFilter::update: observation 0 has probability 0 given the observations before it");
+  CHECK(filter.features() == before);
+  CHECK_THROWS_WITH(filter.update(5), "BeliefFilter::update: observation must be in [0, 5), got 5");
+  CHECK(filter.features() == before);
+  CHECK_THROWS_WITH(filter.reset(7), "BeliefFilter::reset: observation must be in [0, 5), got 7");
+  CHECK(filter.features() == before);
+  filter.update(tmaze::o);  // the history goes on as if nothing had been refused
+  BeliefFilter fresh(tmaze);
+  fresh.reset(tmaze::a);
+  fresh.update(tmaze::o);
+  CHECK(filter.features() == fresh.features());
+}
+
 TEST_CASE("The window TD fixed point", "[window_ve][td]") {
   // m = 1: the table is a linear function of e_{y_t}, the trace with λ = 0.
   const StationaryProcess walk(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.9);
