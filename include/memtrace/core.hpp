@@ -43,10 +43,42 @@ template <class... Parts>
   throw std::invalid_argument(message(parts...));
 }
 
-/// a * b, or 0 when it overflows std::size_t.
+/// a * b, or 0 when it overflows std::size_t. The one overflow-checked product of memtrace: every
+/// size derived from user input goes through it (or checked_add).
 [[nodiscard]] constexpr std::size_t checked_mul(std::size_t a, std::size_t b) noexcept {
   if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return 0;
   return a * b;
+}
+
+/// a + b, or 0 when it overflows std::size_t.
+[[nodiscard]] constexpr std::size_t checked_add(std::size_t a, std::size_t b) noexcept {
+  if (b > std::numeric_limits<std::size_t>::max() - a) return 0;
+  return a + b;
+}
+
+}  // namespace detail
+
+/// The most bytes one array of a memtrace object (memory, learner, environment model) may take:
+/// 2^34 (16 GiB). Larger storage is refused before allocating, naming the size it would need and
+/// the argument behind it, instead of failing with std::bad_alloc (or, with overcommit, later).
+/// Window tables and the analysis enumerations have their own, smaller limits.
+inline constexpr std::size_t default_max_bytes = std::size_t{1} << 34;
+
+namespace detail {
+
+/// Throws unless `count` (0 meaning an overflow of std::size_t) entries of `entry_bytes` bytes each
+/// fit in max_bytes: refuses storage before allocating, with what it is, the size it would need and
+/// the argument that caused it (`argument` = `value`).
+inline void check_storage(const char* who, const char* what, std::size_t count, std::size_t entry_bytes,
+                          const char* argument, std::size_t value, std::size_t max_bytes = default_max_bytes) {
+  const std::size_t bytes = checked_mul(count, entry_bytes);
+  if (count != 0 && bytes != 0 && bytes <= max_bytes) return;
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  if (count == 0 || bytes == 0)
+    invalid(who, ": ", what, " for ", argument, " = ", value, " would overflow std::size_t");
+  invalid(who, ": ", what, " for ", argument, " = ", value, " needs ", count, " entries (",
+          static_cast<double>(bytes) / gib, " GiB), more than the ", static_cast<double>(max_bytes) / gib,
+          " GiB one array may take (memtrace::default_max_bytes); refused before allocating");
 }
 
 /// Throws unless 0 <= lambda < 1 (NaN fails too); `who` names the caller in the message.
