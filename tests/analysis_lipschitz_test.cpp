@@ -226,7 +226,9 @@ TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it"
                                                {{1, 1}, -std::numeric_limits<double>::infinity(), 0.5}};
   CHECK_THROWS_WITH(minimal_lipschitz_constant(inf_value, 0.5, 2),
                     Contains("histories[1].value must be finite, got -inf"));
-  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0), Contains("value_tolerance must be in [0, 1), got -1"));
+  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0),
+                    "minimal_lipschitz_pair: value_tolerance must be in [0, 1), got -1");
+  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 1.0, 2), Contains("minimal_lipschitz_pair: lambda must be"));
   CHECK_THROWS_WITH(lipschitz_optimal_lambda(good, 2, 1), Contains("grid_points must be at least 2, got 1"));
   CHECK_THROWS_WITH(lipschitz_optimal_lambda(nan_value, 2), Contains("histories[0].value must be finite"));
 

@@ -2,12 +2,14 @@
 // Vocabulary shared by every part of memtrace: index types, the run-time sentinels, and the
 // checks that turn bad input into exceptions naming the argument and the value.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace memtrace {
@@ -30,11 +32,39 @@ struct dynamic_lambda {};
 
 namespace detail {
 
-/// Builds a message from its parts with the stream's default formatting (1.5, not 1.500000).
+/// Writes one part of a message. A floating-point value gets the fewest significant digits (at
+/// least the stream's default 6) that read back as the same value, so 1.5 stays "1.5" but a sum of
+/// 1 + 1e-9 checked against a tolerance is not shown as "1".
+template <class Part>
+void write_part(std::ostringstream& out, const Part& part) {
+  if constexpr (std::is_floating_point_v<Part>) {
+    if (std::isfinite(part)) {  // NaN and ±inf print as they are
+      std::ostringstream digits;
+      for (int precision = 6;; ++precision) {
+        digits.str({});
+        digits.precision(precision);
+        digits << part;
+        if (precision >= std::numeric_limits<Part>::max_digits10) break;
+        std::istringstream in(digits.str());
+        Part back{};
+        if (in >> back && back == part) break;
+      }
+      out << digits.str();
+      return;
+    }
+  }
+  out << part;
+}
+
+/// x rounded to two decimals, for sizes in a message (GiB) that need no more.
+[[nodiscard]] inline double two_decimals(double x) { return std::round(x * 100.0) / 100.0; }
+
+/// Builds a message from its parts with the stream's default formatting (1.5, not 1.500000), and
+/// floating-point values with as many digits as they need (write_part).
 template <class... Parts>
 [[nodiscard]] std::string message(const Parts&... parts) {
   std::ostringstream out;
-  (out << ... << parts);
+  (write_part(out, parts), ...);
   return out.str();
 }
 
@@ -77,7 +107,8 @@ inline void check_storage(const char* who, const char* what, std::size_t count, 
   if (count == 0 || bytes == 0)
     invalid(who, ": ", what, " for ", argument, " = ", value, " would overflow std::size_t");
   invalid(who, ": ", what, " for ", argument, " = ", value, " needs ", count, " entries (",
-          static_cast<double>(bytes) / gib, " GiB), more than the ", static_cast<double>(max_bytes) / gib,
+          two_decimals(static_cast<double>(bytes) / gib), " GiB), more than the ",
+          two_decimals(static_cast<double>(max_bytes) / gib),
           " GiB one array may take (memtrace::default_max_bytes); refused before allocating");
 }
 

@@ -101,6 +101,18 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
   return best;
 }
 
+/// minimal_lipschitz_pair's checks and work, with `who` naming the public function called.
+[[nodiscard]] inline LipschitzPair lipschitz_pair_checked(const char* who, std::span<const LabelledHistory> histories,
+                                                          double lambda, std::size_t num_observations,
+                                                          double value_tolerance) {
+  check_lambda(who, lambda);
+  check_num_observations(who, num_observations);
+  if (!(value_tolerance >= 0.0 && value_tolerance < 1.0))
+    invalid(who, ": value_tolerance must be in [0, 1), got ", value_tolerance);
+  check_histories(who, histories, num_observations);
+  return lipschitz_pairs(histories, trace_matrix(histories, lambda, num_observations), value_tolerance);
+}
+
 }  // namespace detail
 
 /// The smallest L such that some L-Lipschitz f on trace space has f(z_λ(h)) = value(h) for every
@@ -114,13 +126,7 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
 [[nodiscard]] inline LipschitzPair minimal_lipschitz_pair(std::span<const LabelledHistory> histories, double lambda,
                                                           std::size_t num_observations,
                                                           double value_tolerance = lipschitz_value_tolerance) {
-  constexpr const char* who = "minimal_lipschitz_constant";
-  detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  if (!(value_tolerance >= 0.0 && value_tolerance < 1.0))
-    detail::invalid(who, ": value_tolerance must be in [0, 1), got ", value_tolerance);
-  detail::check_histories(who, histories, num_observations);
-  return detail::lipschitz_pairs(histories, detail::trace_matrix(histories, lambda, num_observations), value_tolerance);
+  return detail::lipschitz_pair_checked("minimal_lipschitz_pair", histories, lambda, num_observations, value_tolerance);
 }
 
 /// The smallest L such that some L-Lipschitz function f of the trace (eq:trace via trace_of, one-hot |Y|)
@@ -129,7 +135,9 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
 /// 0 for fewer than two histories.
 [[nodiscard]] inline double minimal_lipschitz_constant(std::span<const LabelledHistory> histories, double lambda,
                                                        std::size_t num_observations) {
-  return minimal_lipschitz_pair(histories, lambda, num_observations).constant;
+  return detail::lipschitz_pair_checked("minimal_lipschitz_constant", histories, lambda, num_observations,
+                                        lipschitz_value_tolerance)
+      .constant;
 }
 
 /// Where the histories of labelled_histories start: from the stationary distribution (a length-n

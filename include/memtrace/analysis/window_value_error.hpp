@@ -54,7 +54,8 @@ inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t
   if (p.empty() || p.back() > max_table_size)
     invalid(who, ": a table of |Y|^m windows with |Y| = ", num_observations, " and m = ", m,
             p.empty() ? std::string(" overflows std::size_t")
-                      : message(" has ", p.back(), " entries (", static_cast<double>(p.back()) * 32.0 / (1 << 30),
+                      : message(" has ", p.back(), " entries (",
+                                two_decimals(static_cast<double>(p.back()) * 32.0 / (1 << 30)),
                                 " GiB of window moments) and exceeds max_table_size = ", max_table_size));
   const std::size_t working = checked_mul(m, checked_mul(num_states, num_observations));
   if (working == 0 || working > max_table_size)
