@@ -450,7 +450,7 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   CHECK_THROWS_WITH(LinearTd(0, 0.1), "LinearTd: dim must be in [1, 2^63), got 0");
   CHECK_THROWS_WITH(LinearTd(3, 0.1, INFINITY), "LinearTd: initial_weight must be finite, got inf");
   CHECK_THROWS_WITH(LinearTdLambda(3, 0.1, 1.5), "LinearTdLambda: eligibility_decay must be in [0, 1], got 1.5");
-  CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "MemoryTrace: lambda must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "TraceTd: lambda must be in [0, 1), got 1");
   CHECK_THROWS_WITH(TraceTd<>(0.5, 3, 0.0), "TraceTd: step_size must be positive and finite, got 0");
   LinearTd td(3, 0.1);
   CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd::update: discount must be in [0, 1], got 1.5");
