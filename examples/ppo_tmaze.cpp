@@ -638,14 +638,16 @@ int main(int argc, char** argv) {
       ->expected(1, -1)
       ->capture_default_str();
   app.add_option("--seeds", o.seeds, "Sweeps: runs per setting (seeds 0..N-1)")
-      ->check(number_check("an integer of at least 2 (a confidence interval needs two runs)",
-                           [](double x) { return x >= 2; }))
+      ->check(
+          number_check("an integer in [2, 10^6] (a confidence interval needs two runs; every run is kept in memory)",
+                       [](double x) { return x >= 2 && x <= 1e6; }))
       ->capture_default_str();
   app.add_option("--sweep-steps", o.sweep_steps, "Sweeps: steps per run, one value or one per corridor")
       ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }))
       ->expected(1, -1);
   app.add_option("--curve-points", o.curve_points, "Points of each run's learning curve")
       ->check(positive_int)
+      ->check(number_check("at most 10^6 (every run's curve is kept in memory)", [](double x) { return x <= 1e6; }))
       ->capture_default_str();
   std::string shard;
   app.add_option("--shard", shard,

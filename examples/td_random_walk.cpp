@@ -587,7 +587,8 @@ int main(int argc, char** argv) {
       "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
   app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
       ->check(number_check(
-          "an integer of at least 2", [](double x) { return x >= 2; }, " (a confidence interval needs two runs)"));
+          "an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; },
+          " (a confidence interval needs two runs; every run's key and value are kept in memory)"));
   const CLI::Validator at_least_one = number_check("at least 1", [](double x) { return x >= 1; });
   app.add_option("--steps", o.steps, "TD steps per run")->check(at_least_one);
   app.add_option("--threads", o.threads, "Worker threads (0: all cores)")

@@ -226,7 +226,9 @@ TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it"
                                                {{1, 1}, -std::numeric_limits<double>::infinity(), 0.5}};
   CHECK_THROWS_WITH(minimal_lipschitz_constant(inf_value, 0.5, 2),
                     Contains("histories[1].value must be finite, got -inf"));
-  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0), Contains("value_tolerance must be in [0, 1), got -1"));
+  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 0.5, 2, -1.0),
+                    "minimal_lipschitz_pair: value_tolerance must be in [0, 1), got -1");
+  CHECK_THROWS_WITH(minimal_lipschitz_pair(good, 1.0, 2), Contains("minimal_lipschitz_pair: lambda must be"));
   CHECK_THROWS_WITH(lipschitz_optimal_lambda(good, 2, 1), Contains("grid_points must be at least 2, got 1"));
   CHECK_THROWS_WITH(lipschitz_optimal_lambda(nan_value, 2), Contains("histories[0].value must be finite"));
 
@@ -244,4 +246,21 @@ TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it"
   CHECK_THROWS_WITH(labelled_histories(env, 3, 1.0), Contains("gamma must be in [0, 1), got 1"));
   CHECK_THROWS_WITH(minimal_lipschitz_constant(process, 1.5, 3), Contains("lambda must be in [0, 1), got 1.5"));
   CHECK_THROWS_WITH(minimal_lipschitz_constant(env, 0.5, 3, -0.1), Contains("gamma must be in [0, 1), got -0.1"));
+}
+
+TEST_CASE("labelled_histories of a one-observation model: any length, no recursion, the depth bounded",
+          "[lipschitz][errors]") {
+  // |Y| = 1: one history for every n, so the count guard passed any n and the recursive enumeration
+  // overflowed the stack.
+  const Eigen::Matrix2d p{{0.5, 0.5}, {0.5, 0.5}};
+  const FiniteHmm one(p, Eigen::MatrixXd::Ones(2, 1), Eigen::Vector2d(0.5, 0.5), Eigen::Matrix2d::Ones());
+  const StationaryProcess process(one, 0.5);
+  const std::size_t n = 300'000;
+  const auto histories = labelled_histories(process, n, std::size_t{1} << 20);
+  REQUIRE(histories.size() == 1);
+  CHECK(histories[0].history.size() == n);
+  CHECK(histories[0].probability == Approx(1.0));
+  CHECK_THROWS_WITH(labelled_histories(process, n),
+                    Contains("labelled_histories: n = 300000 exceeds max_histories = 65536"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(one, 0.5, n, 0.5), Contains("labelled_histories: n = 300000 exceeds"));
 }

@@ -327,3 +327,14 @@ TEST_CASE("bad entropy arguments throw with the argument and the value named", "
   REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(40), 0.5, 40, 10),
                       Contains("episode_histories: more than max_histories = 10 histories of length <= 40"));
 }
+
+TEST_CASE("episode_histories keeps to a budget of stored observations", "[tmaze][errors]") {
+  // One observation and no terminal state: the histories of length <= L hold L(L + 1)/2
+  // observations, which grew until the allocator failed for a large max_length.
+  const Eigen::Matrix2d p{{0.5, 0.5}, {0.5, 0.5}};
+  const FiniteHmm one(p, Eigen::MatrixXd::Ones(2, 1), Eigen::Vector2d(0.5, 0.5), Eigen::Matrix2d::Ones());
+  CHECK(episode_histories(one, 0.5, 100).size() == 100);
+  CHECK_THROWS_WITH(episode_histories(one, 0.5, std::size_t{1} << 40, std::size_t{1} << 20, 5000),
+                    Catch::Contains("episode_histories: the histories of length <= max_length = 1099511627776 hold "
+                                    "more than max_observations = 5000 observations (reached at length 100)"));
+}

@@ -192,4 +192,18 @@ TEST_CASE("Trace analysis refuses bad input with a clear message", "[trace_ve]")
   CHECK_THROWS_WITH(optimal_trace_weights(env, 1.5, 0.5), "optimal_trace_weights: lambda must be in [0, 1), got 1.5");
   CHECK_THROWS_WITH(linear_td_fixed_point(trace_moments(process, 0.5), 1.0),
                     "linear_td_fixed_point: gamma must be in [0, 1), got 1");
+  // Messages name the function the user called, not the internal trace_moments / concat_moments.
+  CHECK_THROWS_WITH(trace_value_error(process, 1.5, Eigen::VectorXd::Zero(2)),
+                    "trace_value_error: lambda must be in [0, 1), got 1.5");
+  CHECK_THROWS_WITH(optimal_trace_weights(process, 1.0), "optimal_trace_weights: lambda must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(optimal_trace_value_error(process, 1.0),
+                    "optimal_trace_value_error: lambda must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(trace_td_fixed_point(process, -1.0), "trace_td_fixed_point: lambda must be in [0, 1), got -1");
+  CHECK_THROWS_WITH(concat_value_error(process, 0, Eigen::VectorXd::Zero(2)),
+                    "concat_value_error: m must be at least 1, got 0");
+  CHECK_THROWS_WITH(optimal_concat_value_error(process, 0), "optimal_concat_value_error: m must be at least 1, got 0");
+  CHECK_THROWS_WITH(concat_td_fixed_point(process, 0), "concat_td_fixed_point: m must be at least 1, got 0");
+  // A value just outside its range is printed with the digits that show it (not "got 1").
+  CHECK_THROWS_WITH(trace_moments(process, std::nextafter(1.0, 2.0)),
+                    "trace_moments: lambda must be in [0, 1), got 1.0000000000000002");
 }

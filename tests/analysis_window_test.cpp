@@ -202,6 +202,27 @@ TEST_CASE("The belief filter", "[belief]") {
                     "belief: observation 0 has probability 0 given the observations before it");
 }
 
+TEST_CASE("The belief filter gives the strong guarantee: a refused observation changes nothing", "[belief][errors]") {
+  // update used to predict before it checked: a refused update left the belief advanced, and an
+  // observation of probability 0 left it all zero, so that every later update threw.
+  const StationaryProcess tmaze(TMazeAlwaysUp(4), 0.9);
+  BeliefFilter filter(tmaze);
+  filter.reset(tmaze::a);
+  const Eigen::VectorXd before = filter.features();
+  CHECK_THROWS_WITH(filter.update(tmaze::a),
+                    "BeliefFilter::update: observation 0 has probability 0 given the observations before it");
+  CHECK(filter.features() == before);
+  CHECK_THROWS_WITH(filter.update(5), "BeliefFilter::update: observation must be in [0, 5), got 5");
+  CHECK(filter.features() == before);
+  CHECK_THROWS_WITH(filter.reset(7), "BeliefFilter::reset: observation must be in [0, 5), got 7");
+  CHECK(filter.features() == before);
+  filter.update(tmaze::o);  // the history goes on as if nothing had been refused
+  BeliefFilter fresh(tmaze);
+  fresh.reset(tmaze::a);
+  fresh.update(tmaze::o);
+  CHECK(filter.features() == fresh.features());
+}
+
 TEST_CASE("The window TD fixed point", "[window_ve][td]") {
   // m = 1: the table is a linear function of e_{y_t}, the trace with λ = 0.
   const StationaryProcess walk(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.9);
@@ -303,4 +324,24 @@ TEST_CASE("Value errors of several tables or weight vectors at once equal one at
   CHECK(std::isinf(linear_value_error(concat, weights.col(4))));
   CHECK_THROWS_WITH(linear_value_errors(concat, Eigen::MatrixXd::Zero(5, 1)),
                     Catch::Contains("weights must have 6 rows, got 5"));
+}
+
+TEST_CASE("Windows of a one-observation model: any length, no recursion, the depth bounded", "[window_ve][errors]") {
+  // |Y| = 1: the table has one entry for every m, so the size guard passed any length and the
+  // recursive pass overflowed the stack (SIGSEGV in Release) at a few hundred thousand levels.
+  const Eigen::Matrix2d p{{0.5, 0.5}, {0.5, 0.5}};
+  const FiniteHmm one(p, Eigen::MatrixXd::Ones(2, 1), Eigen::Vector2d(0.5, 0.5), Eigen::Matrix2d::Ones());
+  const StationaryProcess process(one, 0.5);
+  const std::size_t m = 300'000;
+  const WindowMoments moments = window_moments(process, m);
+  REQUIRE(moments.probability.size() == 1);
+  CHECK(moments.probability[0] == Approx(1.0));
+  CHECK(window_td_fixed_point(process, m).size() == 1);
+  // The pass keeps m |X| |Y| entries: the depth is bounded by max_table_size with a clear message.
+  CHECK_THROWS_WITH(window_moments(process, std::size_t{1} << 40),
+                    Catch::Contains("window_moments: m = 1099511627776 exceeds max_table_size = 268435456"));
+  CHECK_THROWS_WITH(window_moments(process, 1000, 1500),
+                    Catch::Contains("window_moments: the pass over windows of length m = 1000 keeps m·|X|·|Y| entries "
+                                    "with |X| = 2 and |Y| = 1, 2000, more than max_table_size = 1500"));
+  CHECK_THROWS_WITH(window_td_fixed_point(process, 1000, 1500), Catch::Contains("window_td_fixed_point: the pass"));
 }

@@ -181,6 +181,11 @@ TEST_CASE("FiniteHmm refuses malformed models and names what is wrong", "[env][f
   bad = p;
   bad(1, 1) = 0.8;
   CHECK_THAT(make(bad, o, initial, r), Contains("transition row 1 sums to 0.9, expected 1 (tolerance 1e-09)"));
+  // A sum just outside the tolerance is shown with the digits that put it there (not "sums to 1").
+  Eigen::MatrixXd near = p;
+  near(0, 0) += 2e-9;
+  CHECK_THAT(make(near, o, initial, r),
+             Contains("transition row 0 sums to 1.0000000020000002, expected 1 (tolerance 1e-09)"));
   bad = o;
   bad(0, 1) = 0.5;
   CHECK_THAT(make(p, bad, initial, r), Contains("emission row 0 sums to 1.5"));

@@ -144,6 +144,16 @@ TEST_CASE("the random walk refuses bad parameters and names them", "[env][random
   CHECK_THAT(error_of({.left_reward = std::nan("")}), Contains("left_reward must be finite, got nan"));
   CHECK_THAT(error_of({.right_reward = std::numeric_limits<double>::infinity()}),
              Contains("right_reward must be finite, got inf"));
+  // Storage that cannot fit is refused before allocating, naming the argument; sizes are checked
+  // products (|X| (2 max_step + 1) used to wrap in model()).
+  CHECK_THAT(error_of({.num_states = std::size_t{1} << 40}),
+             Contains("NoisyRandomWalk: the bracket of every state for num_states = 1099511627776 needs") &&
+                 Contains("refused before allocating"));
+  CHECK_THAT(error_of({.num_states = ~std::size_t{0}}), Contains("num_states must be below 2^63"));
+  const NoisyRandomWalk wide({.num_states = 1000, .max_step = (std::size_t{1} << 40) - 1});
+  CHECK_THROWS_WITH((void)wide.model(),
+                    Contains("NoisyRandomWalk::model: the transition entries |X| (2 max_step + 1) for num_states = "
+                             "1000 needs 2199023255551000 entries"));
 }
 
 TEST_CASE("a random-walk step costs one draw", "[env][random_walk]") {

@@ -132,6 +132,26 @@ TEST_CASE("the T-maze refuses a short corridor and bad actions", "[env][tmaze]")
   Xoshiro256StarStar g(1);
   maze.reset(g);
   CHECK_THAT(error_of([&] { maze.step(2, g); }), Contains("TMaze::step: action must be up (0) or down (1), got 2"));
+  // A refused step changes nothing: same state, same generator, and the episode goes on.
+  const State state = maze.state();
+  const Xoshiro256StarStar g_before = g;
+  CHECK_THROWS(maze.step(7, g));
+  CHECK(maze.state() == state);
+  CHECK(g == g_before);
+  CHECK(maze.step(tmaze::up, g).observation == tmaze::o);
+
+  // Sizes from corridor_length are computed with overflow checks: 2k + 3 used to wrap (a T-maze of
+  // 1 state), and a model that cannot fit is refused before allocating.
+  const std::size_t huge = std::size_t{1} << 63;
+  CHECK_THAT(error_of([&] { TMaze m(huge - 1); }),
+             Contains("TMaze: corridor_length k = 9223372036854775807 is too large: the 2k + 3 states overflow"));
+  CHECK_THAT(error_of([&] { TMaze m(std::size_t{1} << 62); }), Contains("2k + 3 states overflow the index type"));
+  const TMaze big(std::size_t{1} << 40);
+  CHECK(big.num_states() == (std::size_t{1} << 41) + 3);
+  CHECK_THAT(error_of([&] { (void)big.model(); }),
+             Contains("TMaze::model: the emission matrix |X| x |Y| = (2k + 3) x 5 for corridor_length = "
+                      "1099511627776 needs 10995116277775 entries (81920") &&
+                 Contains("refused before allocating"));
 }
 
 TEST_CASE("the T-maze gives a pinned trajectory for a pinned seed", "[env][tmaze]") {
@@ -242,4 +262,21 @@ TEST_CASE("the navigation T-maze refuses bad input", "[env][tmaze]") {
   Xoshiro256StarStar g(1);
   nav.reset(g);
   CHECK_THAT(error_of([&] { nav.step(4, g); }), Contains("action must be in [0, 4) (up, down, left, right), got 4"));
+  const State state = nav.state();
+  const Xoshiro256StarStar g_before = g;
+  CHECK_THROWS(nav.step(9, g));
+  CHECK(nav.state() == state);
+  CHECK(g == g_before);
+  nav.step(tmaze::right, g);
+  CHECK(nav.state() == TMazeNavigation::position(1, state % 2, (state / 2) % 2));
+
+  // 5(k + 2)^2 used to wrap to a small limit or to 0 (no limit at all); 4k + 1 states likewise.
+  CHECK_THAT(error_of([] { TMazeNavigation n(std::size_t{1} << 31); }),
+             Contains("TMazeNavigation: corridor_length k = 2147483648 is too large: the episode limit 5(k + 2)^2 "
+                      "overflows std::size_t"));
+  CHECK(TMazeNavigation(std::size_t{1} << 31, 100).max_episode_steps() == 100);  // an explicit limit is fine
+  CHECK_THAT(error_of([] { TMazeNavigation n(std::size_t{1} << 62, 100); }),
+             Contains("the 4k + 1 states overflow the index type"));
+  CHECK_THAT(error_of([] { (void)TMazeNavigation(std::size_t{1} << 40, 100).model(); }),
+             Contains("TMazeNavigation::model: the emission matrix") && Contains("refused before allocating"));
 }

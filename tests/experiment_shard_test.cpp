@@ -1,8 +1,12 @@
 // Tests of experiment/shard.hpp: shards partition the runs of any sweep, shard specs are parsed
 // strictly, results folders refuse another experiment or another shard, and a merge refuses a run
 // that is missing, doubled, or of another experiment, naming the run and the folders.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memtrace/experiment/shard.hpp>
@@ -288,4 +292,82 @@ TEST_CASE("a merge refuses missing runs, doubled runs and foreign experiments, n
                     "merge_shards: spec.key_columns must be in [1, 3], got 4");
   // And all three together pass.
   CHECK(merge_shards(std::vector<fs::path>{s0, s1, s2}, spec).rows.size() == num_runs);
+}
+
+namespace {
+
+/// Forks `count` processes that wait on one pipe, so that they start at the same moment, then each
+/// calls prepare_results_folder(dir, descriptions[i], shards[i]) and exits 0 if it may proceed, 2
+/// if it was refused with a message naming the folder's experiment or shard, 3 otherwise. Returns
+/// their exit codes.
+std::vector<int> race_on_folder(const fs::path& dir, const std::vector<std::string>& descriptions,
+                                const std::vector<Shard>& shards) {
+  int start[2];
+  REQUIRE(::pipe(start) == 0);
+  std::vector<pid_t> children;
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(start[1]);
+      char byte = 0;
+      (void)!::read(start[0], &byte, 1);  // returns 0 when the parent closes its end: go
+      int code = 0;
+      try {
+        prepare_results_folder(dir, descriptions[i], shards[i]);
+      } catch (const std::invalid_argument& e) {
+        const bool named = std::strstr(e.what(), "another process labelled the folder first") != nullptr ||
+                           std::strstr(e.what(), "describes a different experiment") != nullptr ||
+                           std::strstr(e.what(), "holds runs of") != nullptr;
+        code = named ? 2 : 3;
+      } catch (...) {
+        code = 3;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  ::close(start[0]);
+  ::close(start[1]);
+  std::vector<int> codes;
+  for (const pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  return codes;
+}
+
+}  // namespace
+
+TEST_CASE("two processes starting different experiments on one new folder: exactly one proceeds",
+          "[shard][concurrency]") {
+  // The check of experiment.txt and its writing were two steps, through one temporary file name:
+  // both processes could pass the check, and the folder ended up labelled with one experiment
+  // while both wrote runs into it, both exiting 0.
+  const TempDir tmp;
+  const std::string other = "experiment=other\nsteps=200\n";
+  for (int trial = 0; trial < 40; ++trial) {
+    const fs::path dir = tmp / ("race" + std::to_string(trial));
+    const auto codes = race_on_folder(dir, {description, other}, {Shard{}, Shard{}});
+    REQUIRE(codes.size() == 2);
+    INFO("trial " << trial << ": exit codes " << codes[0] << " and " << codes[1]);
+    REQUIRE(((codes[0] == 0 && codes[1] == 2) || (codes[0] == 2 && codes[1] == 0)));
+    // The label is the winner's, whole, and no temporary file is left behind.
+    CHECK(slurp(dir / "experiment.txt") == (codes[0] == 0 ? description : other));
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+  }
+  // The same experiment as two different shards of one folder: one shard proceeds.
+  for (int trial = 0; trial < 20; ++trial) {
+    const fs::path dir = tmp / ("shards" + std::to_string(trial));
+    const auto codes = race_on_folder(dir, {description, description}, {Shard{0, 2}, Shard{1, 2}});
+    INFO("trial " << trial << ": exit codes " << codes[0] << " and " << codes[1]);
+    REQUIRE(((codes[0] == 0 && codes[1] == 2) || (codes[0] == 2 && codes[1] == 0)));
+    CHECK(read_shard_file(dir) == (codes[0] == 0 ? Shard{0, 2} : Shard{1, 2}));
+  }
+  // The same experiment twice (the same shard): both may proceed; the runs file's lock separates them.
+  const auto same = race_on_folder(tmp / "same", {description, description}, {Shard{}, Shard{}});
+  CHECK(same == std::vector<int>{0, 0});
 }

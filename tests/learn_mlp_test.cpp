@@ -395,6 +395,12 @@ TEST_CASE("bad input is refused with the function, the argument and the value na
     CHECK_THROWS_WITH(Mlp<float>({huge, 2}), Catch::Contains("would not fit in memory"));
     CHECK_THROWS_WITH(Mlp<float>({2, huge}), Catch::Contains("Mlp: sizes {2, 18446744073709551615} need more than"));
     CHECK_THROWS_WITH(Mlp<double>({std::size_t{1} << 31, std::size_t{1} << 31}), Catch::Contains("would not fit"));
+    // Addressable but beyond default_max_bytes: refused before allocating (std::bad_alloc before).
+    CHECK_THROWS_WITH(Mlp<float>({std::size_t{1} << 20, std::size_t{1} << 14}),
+                      Catch::StartsWith("Mlp: sizes {1048576, 16384} need 17179885568 parameters (128 GiB with their "
+                                        "gradients), more than the 16 GiB"));
+    CHECK_THROWS_WITH(Adam<float>(std::size_t{1} << 40),
+                      Catch::StartsWith("Adam: each moment for num_parameters = 1099511627776 needs"));
   }
   SECTION("Mlp inputs and layers") {
     Xoshiro256StarStar gen(1);

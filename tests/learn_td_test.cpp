@@ -450,7 +450,7 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   CHECK_THROWS_WITH(LinearTd(0, 0.1), "LinearTd: dim must be in [1, 2^63), got 0");
   CHECK_THROWS_WITH(LinearTd(3, 0.1, INFINITY), "LinearTd: initial_weight must be finite, got inf");
   CHECK_THROWS_WITH(LinearTdLambda(3, 0.1, 1.5), "LinearTdLambda: eligibility_decay must be in [0, 1], got 1.5");
-  CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "MemoryTrace: lambda must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(TraceTd<>(1.0, 3, 0.1), "TraceTd: lambda must be in [0, 1), got 1");
   CHECK_THROWS_WITH(TraceTd<>(0.5, 3, 0.0), "TraceTd: step_size must be positive and finite, got 0");
   LinearTd td(3, 0.1);
   CHECK_THROWS_WITH(td.update(OneHot{0}, 0.0, 1.5, OneHot{1}), "LinearTd::update: discount must be in [0, 1], got 1.5");
@@ -459,8 +459,10 @@ TEST_CASE("bad learner and loop parameters throw with the value named", "[td][er
   fused.reset(0);
   fused.learn(1, 1.0, 0.9);
   const Eigen::VectorXd w_before = fused.weights(), z_before = fused.trace();
-  CHECK_THROWS_WITH(fused.learn(3, 0.0, 0.9), "TraceTd: observation must be in [0, 3), got 3");
-  CHECK_THROWS_WITH(fused.learn(1, 0.0, -0.5), "TraceTd: discount must be in [0, 1], got -0.5");
+  CHECK_THROWS_WITH(fused.learn(3, 0.0, 0.9), "TraceTd::learn: observation must be in [0, 3), got 3");
+  CHECK_THROWS_WITH(fused.reset(4), "TraceTd::reset: observation must be in [0, 3), got 4");
+  CHECK_THROWS_WITH(TraceTd<>(1.5, 3, 0.1), "TraceTd: lambda must be in [0, 1), got 1.5");  // not "MemoryTrace:"
+  CHECK_THROWS_WITH(fused.learn(1, 0.0, -0.5), "TraceTd::learn: discount must be in [0, 1], got -0.5");
   CHECK(fused.weights() == w_before);
   CHECK(fused.trace() == z_before);
   fused.learn(2, 0.0, 0.9);  // and the normalised step sequence was not advanced by the throws
@@ -503,6 +505,17 @@ TEST_CASE("learners refuse features that do not fit their weights, and change no
   CHECK_THROWS_WITH(td.update(four, 1.0, 0.9, four), "LinearTd::update: phi has size 4, expected dim 3");
   CHECK_THROWS_WITH(td.value(OneHot{3}), "LinearTd::value: phi has active index 3, out of range for dim 3");
   CHECK(td.weights() == before);
+
+  // Weights that cannot fit are refused before allocating, naming dim (std::bad_alloc before).
+  const std::size_t huge = std::size_t{1} << 40;
+  CHECK_THROWS_WITH(LinearTd(huge, 0.1), Catch::StartsWith("LinearTd: the weights for dim = 1099511627776 needs "
+                                                           "1099511627776 entries (8192 GiB), more than the 16 GiB"));
+  CHECK_THROWS_WITH(LinearTd<float>(huge, 0.1), Catch::Contains("(4096 GiB)"));
+  CHECK_THROWS_WITH(LinearTdLambda(huge, 0.1, 0.5), Catch::StartsWith("LinearTdLambda: the weights for dim = "));
+  CHECK_THROWS_WITH(LinearTdBank(huge / 8, {0.1, 0.2}),
+                    Catch::StartsWith("LinearTdBank: the weights dim × K for dim = 137438953472 needs 274877906944"));
+  CHECK_THROWS_WITH(TraceTd<>(0.5, huge, 0.1),
+                    Catch::StartsWith("TraceTd: the trace and weights (3 vectors of |Y|) for num_observations = "));
 
   LinearTdLambda lambda(3, 0.1, 0.5);
   CHECK_THROWS_WITH(lambda.update(OneHot{9}, 1.0, 0.9, OneHot{1}),

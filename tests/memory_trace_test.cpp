@@ -239,6 +239,14 @@ TEST_CASE("bad trace arguments throw with the value named and leave the trace un
   CHECK_THROWS_WITH(TraceBank<>({0.1, 0.2, 0.3, 0.4}, std::size_t{1} << 62),
                     "TraceBank: K|Y| with K = 4 lambdas and |Y| = 4611686018427387904 overflows the index type");
   CHECK_THROWS_WITH(TraceBank<>({}, 3), "TraceBank: lambdas must hold at least one lambda, got none");
+  // Storage that cannot fit is refused before allocating (it used to end in std::bad_alloc).
+  CHECK_THROWS_WITH(
+      MemoryTrace<>(0.5, std::size_t{1} << 40),
+      "MemoryTrace: the trace for num_observations = 1099511627776 needs 1099511627776 entries (8192 GiB), "
+      "more than the 16 GiB one array may take (memtrace::default_max_bytes); refused before allocating");
+  CHECK_THROWS_WITH(TraceBank<>({0.1, 0.2}, std::size_t{1} << 40),
+                    Catch::StartsWith("TraceBank: the traces K|Y| for num_observations = 1099511627776 needs "
+                                      "2199023255552 entries (16384 GiB)"));
   CHECK_THROWS_WITH(TraceBank<>({0.5, 1.0}, 3), "TraceBank: lambdas[1] must be in [0, 1), got 1");
   CHECK_THROWS_WITH(TraceBank<>({0.5}, 0), "TraceBank: num_observations must be at least 1, got 0");
   TraceBank<> bank({0.5}, 2);

@@ -646,6 +646,12 @@ TEST_CASE("update on a fresh or cleared vector memory starts the history like re
 
 TEST_CASE("refused vector observations name the function, the argument and the value, and change nothing",
           "[memory_vector][errors]") {
+  // A stack that cannot fit is refused before allocating, naming frames (std::bad_alloc before).
+  CHECK_THROWS_WITH(FrameStack<Eigen::VectorXf>(std::size_t{1} << 33, 45, WindowPadding::zero),
+                    Catch::StartsWith("FrameStack: the m·d features for frames = 8589934592 needs 386547056640 "
+                                      "entries (1440 GiB)"));
+  CHECK_THROWS_WITH(FrameStack<MultiHot<9>>(std::size_t{1} << 33, 45, WindowPadding::zero),
+                    Catch::StartsWith("FrameStack: the active entries of m frames (two buffers) for frames = "));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   Eigen::VectorXf with_nan = Eigen::VectorXf::Zero(45);

@@ -298,7 +298,10 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   CHECK_THAT(refused("alpha", "--alphas -0.1"), Contains("--alphas: value -0.1 must be positive and finite"));
   CHECK_THAT(refused("alpha_zero", "--alphas 0"), Contains("--alphas: value 0 must be positive"));
   CHECK_THAT(refused("trace_alpha", "--trace-alpha inf"), Contains("--trace-alpha: value inf must be positive"));
-  CHECK_THAT(refused("seeds", "--seeds 1"), Contains("--seeds: value 1 must be an integer of at least 2"));
+  CHECK_THAT(refused("seeds", "--seeds 1"), Contains("--seeds: value 1 must be an integer in [2, 10^6]"));
+  // A sweep that cannot be held in memory is refused at the flag, not by the allocator.
+  CHECK_THAT(refused("seeds_huge", "--seeds 1000000000000"),
+             Contains("--seeds: value 1000000000000 must be an integer in [2, 10^6]"));
   CHECK_THAT(refused("windows", "--windows 0"), Contains("--windows: value 0 must be in 1..6"));
   CHECK_THAT(refused("discount", "--discount 1"), Contains("--discount: value 1 must be in [0, 1)"));
   CHECK_THAT(refused("threads", "--threads -1"), Contains("--threads: value -1 must be in [0, 1024]"));

@@ -212,6 +212,9 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   CHECK(to_dense(concat.features(), 6) == concat_before);
   CHECK_THROWS_WITH(window.reset(4), "Window: observation must be in [0, 3), got 4");
   CHECK(window.window_of(window.index()) == std::vector<Observation>{1, 2});
+  CHECK_THROWS_WITH(ConcatWindow<>(std::size_t{1} << 40, 2),
+                    Catch::StartsWith("ConcatWindow: the active indices for length = 1099511627776 needs") &&
+                        Catch::EndsWith("refused before allocating"));
   // The ring of a window is refused like its table: a window over one observation and 2^40 steps.
   CHECK_THROWS_WITH(Window<>(std::size_t{1} << 40, 1),
                     "Window: length m = 1099511627776 exceeds max_table_size = 268435456");

@@ -71,18 +71,23 @@ inline double belief_value_of(const StationaryProcess& process, const Eigen::Vec
 /// The belief over the whole history, updated online (the forward filter): reset(y0) conditions
 /// the stationary prior on y_0, update(y) predicts with Pᵀ and conditions on y. features() is the
 /// belief (|X| entries), so a linear learner on it can represent every function of the belief.
-/// Satisfies Memory. Costs one sparse product per step.
+/// Satisfies Memory. Costs one sparse product per step. A refused observation (out of range, or of
+/// probability 0 given the history) throws std::invalid_argument naming reset or update and changes
+/// nothing: each step is computed into a temporary, checked, then committed.
 class BeliefFilter {
  public:
   explicit BeliefFilter(const StationaryProcess& process) : process_(&process), belief_(process.stationary()) {}
 
   void reset(Observation y0) {
-    belief_ = process_->stationary();
-    detail::condition_on("BeliefFilter", belief_, process_->emission(), y0);
+    Eigen::VectorXd next = process_->stationary();
+    detail::condition_on("BeliefFilter::reset", next, process_->emission(), y0);
+    belief_.swap(next);
   }
   void update(Observation y) {
-    belief_ = Eigen::VectorXd(process_->transition().transpose() * belief_);
-    detail::condition_on("BeliefFilter", belief_, process_->emission(), y);
+    detail::check_observation("BeliefFilter::update", y, process_->num_observations());
+    Eigen::VectorXd next = process_->transition().transpose() * belief_;
+    detail::condition_on("BeliefFilter::update", next, process_->emission(), y);
+    belief_.swap(next);
   }
   [[nodiscard]] const Eigen::VectorXd& features() const noexcept { return belief_; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(belief_.size()); }

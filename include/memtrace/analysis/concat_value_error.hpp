@@ -22,8 +22,11 @@ namespace memtrace {
 ///   E[ω(x_t) e_{y_{t-i}} e_{y_{t-j}}ᵀ] = Oᵀ diag(P^i ω) W_{j-i}  (j > i),  diag(Oᵀ (μ ∘ P^i ω))  (j = i),
 ///   E[ω(x_t) e_{y_{t-i}} v(x_t)] = Oᵀ (μ ∘ P^i (ω ∘ v)),
 /// so the cost is O(m) sparse products with |Y| columns. Throws std::invalid_argument for m = 0.
-[[nodiscard]] inline LinearMoments concat_moments(const StationaryProcess& process, std::size_t m) {
-  constexpr const char* who = "concat_moments";
+[[nodiscard]] inline LinearMoments concat_moments(const StationaryProcess& process, std::size_t m);
+
+namespace detail {
+/// concat_moments, with `who` naming the public function the caller called in messages.
+[[nodiscard]] inline LinearMoments concat_moments(const char* who, const StationaryProcess& process, std::size_t m) {
   if (m == 0) detail::invalid(who, ": m must be at least 1, got 0");
   const std::size_t ny = process.num_observations();
   if (detail::checked_mul(m, ny) == 0 || m * ny > (std::size_t{1} << 16))
@@ -88,11 +91,16 @@ namespace memtrace {
   }
   return moments;
 }
+}  // namespace detail
+
+inline LinearMoments concat_moments(const StationaryProcess& process, std::size_t m) {
+  return detail::concat_moments("concat_moments", process, m);
+}
 
 /// VE(w) = E[(wᵀφ_t - v(x_t))²] of the concatenated-window estimator with m|Y| weights w.
 [[nodiscard]] inline double concat_value_error(const StationaryProcess& process, std::size_t m,
                                                const Eigen::VectorXd& w) {
-  const LinearMoments moments = concat_moments(process, m);
+  const LinearMoments moments = detail::concat_moments("concat_value_error", process, m);
   detail::check_weights("concat_value_error", moments, w);
   return linear_value_error(moments, w);
 }
@@ -106,17 +114,17 @@ requires FiniteModel<E>
 /// The weights that minimise the concatenated-window value error (least-norm: the blocks each
 /// sum to one, so weights are determined up to constants moved between blocks).
 [[nodiscard]] inline Eigen::VectorXd optimal_concat_weights(const StationaryProcess& process, std::size_t m) {
-  return optimal_linear_weights(concat_moments(process, m));
+  return optimal_linear_weights(detail::concat_moments("optimal_concat_weights", process, m));
 }
 
 [[nodiscard]] inline double optimal_concat_value_error(const StationaryProcess& process, std::size_t m) {
-  const LinearMoments moments = concat_moments(process, m);
+  const LinearMoments moments = detail::concat_moments("optimal_concat_value_error", process, m);
   return linear_value_error(moments, optimal_linear_weights(moments));
 }
 
 /// The TD(0) fixed point on concatenated windows with the process's γ (least-norm).
 [[nodiscard]] inline Eigen::VectorXd concat_td_fixed_point(const StationaryProcess& process, std::size_t m) {
-  return linear_td_fixed_point(concat_moments(process, m), process.gamma());
+  return linear_td_fixed_point(detail::concat_moments("concat_td_fixed_point", process, m), process.gamma());
 }
 
 }  // namespace memtrace

@@ -101,6 +101,18 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
   return best;
 }
 
+/// minimal_lipschitz_pair's checks and work, with `who` naming the public function called.
+[[nodiscard]] inline LipschitzPair lipschitz_pair_checked(const char* who, std::span<const LabelledHistory> histories,
+                                                          double lambda, std::size_t num_observations,
+                                                          double value_tolerance) {
+  check_lambda(who, lambda);
+  check_num_observations(who, num_observations);
+  if (!(value_tolerance >= 0.0 && value_tolerance < 1.0))
+    invalid(who, ": value_tolerance must be in [0, 1), got ", value_tolerance);
+  check_histories(who, histories, num_observations);
+  return lipschitz_pairs(histories, trace_matrix(histories, lambda, num_observations), value_tolerance);
+}
+
 }  // namespace detail
 
 /// The smallest L such that some L-Lipschitz f on trace space has f(z_λ(h)) = value(h) for every
@@ -114,13 +126,7 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
 [[nodiscard]] inline LipschitzPair minimal_lipschitz_pair(std::span<const LabelledHistory> histories, double lambda,
                                                           std::size_t num_observations,
                                                           double value_tolerance = lipschitz_value_tolerance) {
-  constexpr const char* who = "minimal_lipschitz_constant";
-  detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  if (!(value_tolerance >= 0.0 && value_tolerance < 1.0))
-    detail::invalid(who, ": value_tolerance must be in [0, 1), got ", value_tolerance);
-  detail::check_histories(who, histories, num_observations);
-  return detail::lipschitz_pairs(histories, detail::trace_matrix(histories, lambda, num_observations), value_tolerance);
+  return detail::lipschitz_pair_checked("minimal_lipschitz_pair", histories, lambda, num_observations, value_tolerance);
 }
 
 /// The smallest L such that some L-Lipschitz function f of the trace (eq:trace via trace_of, one-hot |Y|)
@@ -129,7 +135,9 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
 /// 0 for fewer than two histories.
 [[nodiscard]] inline double minimal_lipschitz_constant(std::span<const LabelledHistory> histories, double lambda,
                                                        std::size_t num_observations) {
-  return minimal_lipschitz_pair(histories, lambda, num_observations).constant;
+  return detail::lipschitz_pair_checked("minimal_lipschitz_constant", histories, lambda, num_observations,
+                                        lipschitz_value_tolerance)
+      .constant;
 }
 
 /// Where the histories of labelled_histories start: from the stationary distribution (a length-n
@@ -142,6 +150,8 @@ namespace detail {
 inline std::size_t history_count(const char* who, std::size_t n, std::size_t num_observations,
                                  std::size_t max_histories) {
   if (n == 0) invalid(who, ": n must be at least 1, got 0");
+  // The enumeration keeps a belief per level: bound the depth even when |Y|^n is small (|Y| = 1).
+  if (n > max_histories) invalid(who, ": n = ", n, " exceeds max_histories = ", max_histories);
   const auto p = n <= 64 || num_observations == 1 ? powers(num_observations, n) : std::vector<std::size_t>{};
   if (p.empty())
     invalid(who, ": |Y|^n histories with |Y| = ", num_observations, " and n = ", n, " overflow std::size_t");
@@ -172,25 +182,35 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   const SparseMatrix pt = SparseMatrix(process.transition().transpose());
   std::vector<LabelledHistory> out;
   out.reserve(count);
-  std::vector<Observation> h(n);
-  // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; probability: p(y_1..y_j).
-  const auto visit = [&](const auto& self, const Eigen::VectorXd& predicted, double probability,
-                         std::size_t depth) -> void {
-    for (Observation y = 0; y < ny; ++y) {
-      Eigen::VectorXd b = predicted.cwiseProduct(o.col(static_cast<Eigen::Index>(y)));
-      const double mass = b.sum();
-      if (!(mass > 0.0)) continue;
+  // Depth-first without recursion (a history of any length must not exhaust the stack): level j
+  // keeps the prediction of x_j, the probability of y_1..y_{j-1} and the observation y_j it tries.
+  std::vector<Observation> h(n, 0);
+  std::vector<Eigen::VectorXd> predicted(n);
+  std::vector<double> probability(n, 1.0);
+  predicted[0] = start;
+  std::size_t depth = 0;
+  for (;;) {
+    // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; mass: p(y_j | y_1..y_{j-1}).
+    Eigen::VectorXd b = predicted[depth].cwiseProduct(o.col(static_cast<Eigen::Index>(h[depth])));
+    const double mass = b.sum();
+    if (mass > 0.0) {
       b /= mass;
-      h[depth] = y;
       if (depth + 1 == n) {
-        out.push_back({h, detail::belief_value_of(process, b), probability * mass});
+        out.push_back({h, detail::belief_value_of(process, b), probability[depth] * mass});
       } else {
-        self(self, Eigen::VectorXd(pt * b), probability * mass, depth + 1);
+        ++depth;
+        predicted[depth] = Eigen::VectorXd(pt * b);
+        probability[depth] = probability[depth - 1] * mass;
+        h[depth] = 0;
+        continue;
       }
     }
-  };
-  visit(visit, start, 1.0, 0);
-  return out;
+    // the next observation at the deepest level that has one left
+    while (++h[depth] == ny) {
+      if (depth == 0) return out;
+      --depth;
+    }
+  }
 }
 
 /// The same from the stationary distribution: length-n windows of the stationary history.

@@ -28,12 +28,18 @@ namespace memtrace {
 /// all lengths). A history ends where its state is terminal: the terminal step is not part of it
 /// (the value error weighs non-terminal steps only), so a history whose states are all terminal is
 /// neither listed nor extended. The count can grow like |Y|^max_length: more than max_histories
-/// throws std::invalid_argument. Unlike labelled_histories (lipschitz.hpp), which lists all |Y|^n
+/// throws std::invalid_argument, and so do histories holding more than
+/// max_observations observations in all (long histories of a model with few
+/// observations), both before the list grows further. Unlike labelled_histories (lipschitz.hpp), which lists all |Y|^n
 /// histories of one length n, this follows the episodes, so the T-maze's 2k + 2 prefixes cost O(k).
+/// The most observations episode_histories holds in all its histories by default: 2^27 (1 GiB).
+inline constexpr std::size_t default_max_history_observations = std::size_t{1} << 27;
+
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] std::vector<LabelledHistory> episode_histories(const E& env, double gamma, std::size_t max_length,
-                                                             std::size_t max_histories = std::size_t{1} << 20) {
+[[nodiscard]] std::vector<LabelledHistory> episode_histories(
+    const E& env, double gamma, std::size_t max_length, std::size_t max_histories = std::size_t{1} << 20,
+    std::size_t max_observations = default_max_history_observations) {
   constexpr const char* who = "episode_histories";
   const Eigen::VectorXd values = state_values(env, gamma);  // checks gamma
   const auto& model = env.model();
@@ -53,6 +59,7 @@ requires FiniteModel<E>
     double probability = 1.0;   // p(y_0, ..., y_t)
   };
   std::vector<LabelledHistory> out;
+  std::size_t stored = 0;  // observations held in out
   std::vector<Partial> level{{{}, Eigen::VectorXd(initial.col(0)), 1.0}};
   for (std::size_t length = 1; length <= max_length && !level.empty(); ++length) {
     std::vector<Partial> next;
@@ -64,6 +71,11 @@ requires FiniteModel<E>
         if (!(mass > 0.0)) continue;
         if (out.size() >= max_histories)
           detail::invalid(who, ": more than max_histories = ", max_histories, " histories of length <= ", max_length);
+        stored += length;
+        if (stored > max_observations)
+          detail::invalid(who, ": the histories of length <= max_length = ", max_length,
+                          " hold more than max_observations = ", max_observations, " observations (reached at length ",
+                          length, ")");
         b /= mass;
         std::vector<Observation> h = partial.history;
         h.push_back(static_cast<Observation>(y));

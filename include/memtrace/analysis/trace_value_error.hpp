@@ -29,8 +29,11 @@ struct TraceMoments : LinearMoments {
 /// kernel), so one LU of I - λP (|Y| right-hand sides) and one of I - λ²P (two) suffice. Both have
 /// ||(I - λP)^{-1}||_∞ = 1 / (1 - λ): accurate for λ up to 0.99 and beyond.
 /// Throws std::invalid_argument unless 0 <= lambda < 1.
-[[nodiscard]] inline TraceMoments trace_moments(const StationaryProcess& process, double lambda) {
-  constexpr const char* who = "trace_moments";
+[[nodiscard]] inline TraceMoments trace_moments(const StationaryProcess& process, double lambda);
+
+namespace detail {
+/// trace_moments, with `who` naming the public function the caller called in messages.
+[[nodiscard]] inline TraceMoments trace_moments(const char* who, const StationaryProcess& process, double lambda) {
   detail::check_lambda(who, lambda);
   const SparseMatrix& p = process.transition();
   const Eigen::MatrixXd& o = process.emission();
@@ -71,11 +74,16 @@ struct TraceMoments : LinearMoments {
         mu[x] > 0.0 ? Eigen::RowVectorXd(m.row(x) / mu[x]) : Eigen::RowVectorXd::Zero(o.cols());
   return moments;
 }
+}  // namespace detail
+
+inline TraceMoments trace_moments(const StationaryProcess& process, double lambda) {
+  return detail::trace_moments("trace_moments", process, lambda);
+}
 
 /// VE(w) = E[(wᵀ z_t - v(x_t))²] of the trace estimator with weights w (|Y| entries).
 [[nodiscard]] inline double trace_value_error(const StationaryProcess& process, double lambda,
                                               const Eigen::VectorXd& w) {
-  const TraceMoments moments = trace_moments(process, lambda);
+  const TraceMoments moments = detail::trace_moments("trace_value_error", process, lambda);
   detail::check_weights("trace_value_error", moments, w);
   return linear_value_error(moments, w);
 }
@@ -89,7 +97,7 @@ requires FiniteModel<E>
 
 /// The weights that minimise the trace value error: E[z zᵀ] w = E[z v].
 [[nodiscard]] inline Eigen::VectorXd optimal_trace_weights(const StationaryProcess& process, double lambda) {
-  return optimal_linear_weights(trace_moments(process, lambda));
+  return optimal_linear_weights(detail::trace_moments("optimal_trace_weights", process, lambda));
 }
 
 template <class E>
@@ -101,14 +109,14 @@ requires FiniteModel<E>
 
 /// The smallest value error of a linear estimator on the trace with forgetting factor λ.
 [[nodiscard]] inline double optimal_trace_value_error(const StationaryProcess& process, double lambda) {
-  const TraceMoments moments = trace_moments(process, lambda);
+  const TraceMoments moments = detail::trace_moments("optimal_trace_value_error", process, lambda);
   return linear_value_error(moments, optimal_linear_weights(moments));
 }
 
 /// The TD(0) fixed point on traces: E[z_t (z_t - γ z_{t+1})ᵀ] w = E[z_t r_{t+1}] with the
 /// process's γ. Under partial observability it is not the VE minimiser.
 [[nodiscard]] inline Eigen::VectorXd trace_td_fixed_point(const StationaryProcess& process, double lambda) {
-  return linear_td_fixed_point(trace_moments(process, lambda), process.gamma());
+  return linear_td_fixed_point(detail::trace_moments("trace_td_fixed_point", process, lambda), process.gamma());
 }
 
 template <class E>

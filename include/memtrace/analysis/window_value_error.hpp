@@ -43,16 +43,26 @@ namespace detail {
 
 using RowDense = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// |Y|^m, or throws naming m and the size when it overflows or exceeds max_table_size.
+/// |Y|^m, or throws naming m and the size when it overflows or exceeds max_table_size. The pass
+/// also keeps one |X| x |Y| matrix per level: m·|X|·|Y| entries, which must fit max_table_size too
+/// (with |Y| = 1 the table has one entry for every m, and only this bounds the depth).
 inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t num_observations,
-                                     std::size_t max_table_size) {
+                                     std::size_t max_table_size, std::size_t num_states = 1) {
   if (m == 0) invalid(who, ": m must be at least 1, got 0");
+  if (m > max_table_size) invalid(who, ": m = ", m, " exceeds max_table_size = ", max_table_size);
   const auto p = m <= 64 || num_observations == 1 ? powers(num_observations, m) : std::vector<std::size_t>{};
   if (p.empty() || p.back() > max_table_size)
     invalid(who, ": a table of |Y|^m windows with |Y| = ", num_observations, " and m = ", m,
             p.empty() ? std::string(" overflows std::size_t")
-                      : message(" has ", p.back(), " entries (", static_cast<double>(p.back()) * 32.0 / (1 << 30),
+                      : message(" has ", p.back(), " entries (",
+                                two_decimals(static_cast<double>(p.back()) * 32.0 / (1 << 30)),
                                 " GiB of window moments) and exceeds max_table_size = ", max_table_size));
+  const std::size_t working = checked_mul(m, checked_mul(num_states, num_observations));
+  if (working == 0 || working > max_table_size)
+    invalid(who, ": the pass over windows of length m = ", m, " keeps m·|X|·|Y| entries with |X| = ", num_states,
+            " and |Y| = ", num_observations, ", ",
+            working == 0 ? std::string("which overflows std::size_t")
+                         : message(working, ", more than max_table_size = ", max_table_size));
   return p.back();
 }
 
@@ -75,20 +85,33 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
   }
   const Eigen::MatrixXd last = process.transition() * newest;
   const SparseMatrix pt = SparseMatrix(process.transition().transpose());
+  // Depth-first without recursion (a window of any length must not exhaust the stack): level j in
+  // [1, m - 1) keeps its matrix f_j, the digit y_j being visited and the index of its windows.
   std::vector<RowDense> forward(m);
-  const auto visit = [&](const auto& self, const Eigen::VectorXd& g, std::size_t j, std::size_t index) -> void {
-    if (j + 1 == m) {  // y_{m-1} and y_m together
-      const Eigen::MatrixXd sums = o.transpose() * g.asDiagonal() * last;
-      for (Eigen::Index y = 0; y < k; ++y) store(index + static_cast<std::size_t>(y) * ny, sums, y);
-      return;
+  std::vector<Eigen::Index> digit(m, 0);
+  std::vector<std::size_t> base(m, 0);
+  Eigen::VectorXd g = process.stationary();
+  std::size_t j = 1, index = 0;
+  for (;;) {
+    for (; j + 1 < m; ++j) {  // descend along digit 0
+      RowDense& f = forward[j];
+      f = g.asDiagonal() * o;
+      f = pt * f;  // column y: p(x_{j+1}, older observations, y_j = y) before y_{j+1} is emitted
+      digit[j] = 0;
+      base[j] = index;
+      g = f.col(0);
     }
-    RowDense& f = forward[j];
-    f = g.asDiagonal() * o;
-    f = pt * f;  // column y: p(x_{j+1}, older observations, y_j = y) before y_{j+1} is emitted
-    for (Eigen::Index y = 0; y < k; ++y)
-      self(self, f.col(y), j + 1, index + static_cast<std::size_t>(y) * powers_of_y[m - j]);
-  };
-  visit(visit, process.stationary(), 1, 0);
+    // y_{m-1} and y_m together
+    const Eigen::MatrixXd sums = o.transpose() * g.asDiagonal() * last;
+    for (Eigen::Index y = 0; y < k; ++y) store(index + static_cast<std::size_t>(y) * ny, sums, y);
+    // the deepest level with a digit left
+    do {
+      if (--j == 0) return;
+    } while (++digit[j] == k);
+    index = base[j] + static_cast<std::size_t>(digit[j]) * powers_of_y[m - j];
+    g = forward[j].col(digit[j]);
+    ++j;
+  }
 }
 
 /// ω = d / μ: the weight of x_t relative to μ (1 for a continuing model, 0 at terminal states).
@@ -112,9 +135,9 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
                                                   std::size_t max_table_size = default_max_table_size) {
   constexpr const char* who = "window_moments";
   const std::size_t ny = process.num_observations();
-  const std::size_t size = detail::window_table_size(who, m, ny, max_table_size);
-  const auto k = static_cast<Eigen::Index>(ny);
   const Eigen::Index n = process.stationary().size();
+  const std::size_t size = detail::window_table_size(who, m, ny, max_table_size, static_cast<std::size_t>(n));
+  const auto k = static_cast<Eigen::Index>(ny);
   const Eigen::MatrixXd& o = process.emission();
   // ω = d / μ weights x_t; values are centred on their mean so that the residual keeps its digits.
   const Eigen::VectorXd omega = detail::state_weights(process);
@@ -216,7 +239,8 @@ template <class Derived>
                                                            std::size_t max_table_size = default_max_table_size) {
   constexpr const char* who = "window_td_fixed_point";
   const std::size_t ny = process.num_observations();
-  const std::size_t size = detail::window_table_size(who, m, ny, max_table_size);
+  const std::size_t size =
+      detail::window_table_size(who, m, ny, max_table_size, static_cast<std::size_t>(process.stationary().size()));
   const auto k = static_cast<Eigen::Index>(ny);
   const Eigen::MatrixXd& o = process.emission();
   const Eigen::VectorXd omega = detail::state_weights(process);

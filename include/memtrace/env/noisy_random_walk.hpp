@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -64,6 +65,10 @@ class NoisyRandomWalk {
     constexpr const char* who = "NoisyRandomWalk";
     const auto& p = parameters_;
     if (p.num_states == 0) detail::invalid(who, ": num_states must be at least 1, got 0");
+    if (p.num_states > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()))
+      detail::invalid(who, ": num_states must be below 2^63, got ", p.num_states);
+    detail::check_storage(who, "the bracket of every state", p.num_states, sizeof(Observation), "num_states",
+                          p.num_states);
     if (p.max_step == 0 && !p.allow_stay)
       detail::invalid(who, ": max_step must be at least 1 without allow_stay, got 0");
     if (p.max_step >= (std::size_t{1} << 40)) detail::invalid(who, ": max_step must be below 2^40, got ", p.max_step);
@@ -122,8 +127,17 @@ class NoisyRandomWalk {
   /// The exact FiniteHmm (built in O(|X| max_step)): transition(x, x') = p(x' | x) and
   /// emission(x, y) = p(y | x), both row-stochastic; p(start | x) holds the mass of every offset
   /// that steps over an edge, and r(x, start) is the mean reward of the offsets that land there.
+  /// Refuses, before allocating, a model whose transition entries (|X| (2 max_step + 1)) or dense
+  /// emission matrix (|X| |Y|) would not fit memtrace::default_max_bytes.
   [[nodiscard]] FiniteHmm model() const {
     const auto& p = parameters_;
+    // A triplet and two sparse entries per (x, offset); |X| |Y| doubles of emission.
+    detail::check_storage("NoisyRandomWalk::model", "the transition entries |X| (2 max_step + 1)",
+                          detail::checked_mul(p.num_states, num_offsets_), 3 * sizeof(Eigen::Triplet<double>),
+                          "num_states", p.num_states);
+    detail::check_storage("NoisyRandomWalk::model", "the emission matrix |X| x |Y|",
+                          detail::checked_mul(p.num_states, p.num_observations), sizeof(double), "num_observations",
+                          p.num_observations);
     const auto n = static_cast<Eigen::Index>(p.num_states);
     const auto y_count = static_cast<Eigen::Index>(p.num_observations);
     std::vector<Eigen::Triplet<double>> counts, paid;  // per (x, x'): offsets landing there, their total reward

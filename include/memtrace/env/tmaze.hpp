@@ -10,6 +10,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -23,6 +24,22 @@
 #include "memtrace/random.hpp"
 
 namespace memtrace {
+
+namespace detail {
+/// a k + b, or 0 when it overflows std::size_t.
+[[nodiscard]] constexpr std::size_t checked_affine(std::size_t a, std::size_t k, std::size_t b) noexcept {
+  const std::size_t product = checked_mul(a, k);
+  return product == 0 ? 0 : checked_add(product, b);
+}
+
+/// A number of states `formula` of corridor_length k, computed with checked_mul/checked_add (0 on
+/// overflow): it must fit std::size_t and the index type of the model's matrices.
+inline void check_state_count(const char* who, const char* formula, std::size_t states, std::size_t k) {
+  if (states == 0 || states > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
+    invalid(who, ": corridor_length k = ", k, " is too large: the ", formula,
+            " states overflow the index type (at most 2^63 - 1)");
+}
+}  // namespace detail
 
 /// The T-maze's observations Y = {a, b, o, x, y} and actions {up, down}, as indices.
 namespace tmaze {
@@ -50,6 +67,7 @@ class TMaze {
  public:
   explicit TMaze(std::size_t corridor_length) : k_(corridor_length) {
     if (corridor_length < 2) detail::invalid("TMaze: corridor_length must be at least 2, got ", corridor_length);
+    detail::check_state_count("TMaze", "2k + 3", detail::checked_affine(2, corridor_length, 3), corridor_length);
   }
 
   /// Draws the cue (one uniform_index(gen, 2)) and returns y_0 = a or b.
@@ -101,8 +119,12 @@ class TMaze {
   }
 
   /// The explicit POMDP: transition(u)(x, x') = p(x' | x, u) and emission(x, y) = p(y | x), both
-  /// row-stochastic; the terminal state's row restarts an episode.
+  /// row-stochastic; the terminal state's row restarts an episode. Refuses, before allocating, a
+  /// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
+    detail::check_storage("TMaze::model", "the emission matrix |X| x |Y| = (2k + 3) x 5",
+                          detail::checked_mul(num_states(), tmaze::num_observations), sizeof(double), "corridor_length",
+                          k_);
     const auto n = static_cast<Eigen::Index>(num_states());
     const auto terminal = static_cast<Eigen::Index>(terminal_state());
     Eigen::MatrixXd emission = Eigen::MatrixXd::Zero(n, tmaze::num_observations);
@@ -206,7 +228,17 @@ class TMazeNavigation {
       detail::invalid("TMazeNavigation: corridor_length must be at least 2, got ", corridor_length);
     if (!std::isfinite(wrong_reward))
       detail::invalid("TMazeNavigation: wrong_reward must be finite, got ", wrong_reward);
-    max_steps_ = max_episode_steps == limit_of_paper ? 5 * (k_ + 2) * (k_ + 2) : max_episode_steps;
+    detail::check_state_count("TMazeNavigation", "4k + 1", detail::checked_affine(4, corridor_length, 1),
+                              corridor_length);
+    if (max_episode_steps == limit_of_paper) {
+      const std::size_t width = detail::checked_add(corridor_length, 2);
+      max_steps_ = detail::checked_mul(5, detail::checked_mul(width, width));
+      if (width == 0 || max_steps_ == 0)
+        detail::invalid("TMazeNavigation: corridor_length k = ", corridor_length,
+                        " is too large: the episode limit 5(k + 2)^2 overflows std::size_t");
+    } else {
+      max_steps_ = max_episode_steps;
+    }
   }
 
   /// Selects the paper's episode limit 5(k + 2)^2.
@@ -256,7 +288,11 @@ class TMazeNavigation {
 
   /// The explicit POMDP without the time limit: transition(u)(x, x') = p(x' | x, u) and
   /// emission(x, y) = p(y | x), both row-stochastic; the terminal state's row restarts an episode.
+  /// Refuses, before allocating, a dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
+    detail::check_storage("TMazeNavigation::model", "the emission matrix |X| x |Y| = (4k + 1) x 5",
+                          detail::checked_mul(num_states(), tmaze::num_observations), sizeof(double), "corridor_length",
+                          k_);
     const auto n = static_cast<Eigen::Index>(num_states());
     const auto terminal = static_cast<Eigen::Index>(terminal_state());
     auto at = [](std::size_t i, std::size_t cue, std::size_t sign) {

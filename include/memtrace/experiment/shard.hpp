@@ -5,6 +5,9 @@
 // table, from which the sweep summarizes exactly as if it had run on one machine.
 // See docs/experiments.md.
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstddef>
@@ -105,16 +108,65 @@ namespace detail {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// Writes through a temporary file and a rename, so that a reader never sees half of the text.
-inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + tmp.string());
+/// A temporary file name next to `path` that no other thread or process uses at the same time:
+/// path.tmp.<pid>.<counter>.
+[[nodiscard]] inline std::filesystem::path unique_temporary(const std::filesystem::path& path) {
+  static std::atomic<unsigned long long> counter{0};
+  return path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid())) + "." +
+         std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+/// Writes `text` to a fresh temporary file (see unique_temporary) and returns its name.
+[[nodiscard]] inline std::filesystem::path write_temporary(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path tmp = unique_temporary(path);
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.flush();
+  if (!out) {
+    const int error = errno;
+    out.close();
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw std::system_error(error, std::generic_category(), "cannot write " + tmp.string());
   }
-  std::filesystem::rename(tmp, path);
+  return tmp;
+}
+
+/// Writes through a temporary file of its own and a rename, so that a reader never sees half of
+/// the text (replaces an existing file).
+inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path tmp = write_temporary(path, text);
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw std::filesystem::filesystem_error("cannot write " + path.string(), tmp, path, error);
+  }
+}
+
+/// Creates `path` holding `text` unless it exists, atomically: the text goes to a temporary file
+/// of its own, which is then hard-linked to `path` (link() never replaces a file: of processes that
+/// race, exactly one creates it, and readers never see half of it). Returns false if `path`
+/// existed (then nothing is written).
+[[nodiscard]] inline bool create_text_exclusively(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path tmp = write_temporary(path, text);
+  const int result = ::link(tmp.c_str(), path.c_str());
+  const int error = errno;
+  std::error_code ignored;
+  std::filesystem::remove(tmp, ignored);
+  if (result == 0) return true;
+  if (error == EEXIST) return false;
+  throw std::system_error(error, std::generic_category(), "cannot create " + path.string());
+}
+
+/// Labels `dir` with `name` = `text`, or checks the label another process wrote first (exactly one
+/// of racing processes creates it); `refuse(existing)` throws for a label that does not match.
+template <class Refuse>
+void label_folder(const std::filesystem::path& path, std::string_view text, Refuse&& refuse) {
+  if (create_text_exclusively(path, text)) return;
+  const std::string existing = read_text(path);
+  if (existing != text) refuse(existing);
 }
 
 [[nodiscard]] inline std::string shard_name(const Shard& shard) {
@@ -143,6 +195,9 @@ inline void write_text_atomically(const std::filesystem::path& path, std::string
 ///   or a shard's for the whole sweep (a folder holds one shard, or the whole sweep);
 /// - writes experiment.txt and, for a shard, shard.txt ("shard=I/N"); the description of the
 ///   experiment is thus the same in every shard's folder, and the shard is recorded beside it.
+///   Both are created atomically (a temporary file of the process's own, then link(), which never
+///   replaces a file): of processes that start on one new folder at the same moment, exactly one
+///   labels it, and one with another experiment or shard is refused like a later one would be.
 /// Refusals throw std::invalid_argument naming the folder and what it holds; nothing is written
 /// then.
 inline void prepare_results_folder(const std::filesystem::path& dir, std::string_view description,
@@ -174,9 +229,19 @@ inline void prepare_results_folder(const std::filesystem::path& dir, std::string
         ", this run is ", detail::shard_name(shard),
         ": a folder holds the runs of one shard, or of the whole sweep; use another folder");
   fs::create_directories(dir);
-  if (!known) detail::write_text_atomically(experiment, description);
+  // Another process may have labelled the folder since the checks above: the labels are created
+  // atomically (exactly one of racing processes creates each), and a loser compares what it finds.
+  if (!known)
+    detail::label_folder(experiment, description, [&](const std::string& existing) {
+      detail::invalid(experiment.string(), " describes a different experiment:\n", existing, "this run is:\n",
+                      description, "another process labelled the folder first; use another folder or remove that one");
+    });
   if (!has_shard_file && !shard.whole())
-    detail::write_text_atomically(dir / shard_file_name, "shard=" + shard.to_string() + "\n");
+    detail::label_folder(dir / shard_file_name, "shard=" + shard.to_string() + "\n", [&](const std::string&) {
+      detail::invalid(dir.string(), " holds runs of ", detail::shard_name(read_shard_file(dir)), " (",
+                      (dir / shard_file_name).string(), "), this run is ", detail::shard_name(shard),
+                      ": another process labelled the folder first; use another folder");
+    });
 }
 
 /// What a merge checks results folders against: one results file of an experiment.

@@ -39,6 +39,7 @@ class Adam {
   explicit Adam(std::size_t num_parameters, AdamOptions options = {}) : options_(checked(options)) {
     if (num_parameters > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / (2 * sizeof(Scalar)))
       detail::invalid("Adam: num_parameters is too large to hold two moments in memory, got ", num_parameters);
+    detail::check_storage("Adam", "each moment", num_parameters, sizeof(Scalar), "num_parameters", num_parameters);
     m_ = Vector::Zero(static_cast<Eigen::Index>(num_parameters));
     v_ = Vector::Zero(static_cast<Eigen::Index>(num_parameters));
   }

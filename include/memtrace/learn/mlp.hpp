@@ -303,6 +303,12 @@ class Mlp {
                         " parameters, which would not fit in memory");
       count += layer;
     }
+    if (count > default_max_bytes / (2 * sizeof(Scalar)))
+      detail::invalid("Mlp: sizes ", detail::list_sizes(sizes), " need ", count, " parameters (",
+                      detail::two_decimals(static_cast<double>(count) * 2.0 * sizeof(Scalar) / (1 << 30)),
+                      " GiB with their gradients), more than the ",
+                      detail::two_decimals(static_cast<double>(default_max_bytes) / (1 << 30)),
+                      " GiB one array may take (memtrace::default_max_bytes); refused before allocating");
     return {sizes.begin(), sizes.end()};
   }
 
@@ -357,6 +363,7 @@ class Mlp {
     const std::size_t cells = detail::checked_mul(widest, batch);
     if (cells == 0 || cells > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(Scalar))
       detail::invalid(who, ": a batch of ", batch, " columns would need more memory than can be addressed");
+    detail::check_storage(who, "the activations of the widest layer", cells, sizeof(Scalar), "batch", batch);
     for (std::size_t l = 0; l < num_layers(); ++l) {
       const auto size = static_cast<Eigen::Index>(sizes_[l + 1] * batch);
       activations_[l].conservativeResize(size);

@@ -59,6 +59,7 @@ struct LinearWeights {
     check_step_size(who, step);
     check_dim(who, dim);
     if (!std::isfinite(initial_weight)) invalid(who, ": initial_weight must be finite, got ", initial_weight);
+    check_storage(who, "the weights", dim, sizeof(Scalar), "dim", dim);
     w = vector_type::Constant(static_cast<Eigen::Index>(dim), static_cast<Scalar>(initial_weight));
   }
   LinearWeights(const char* who, vector_type initial_weights, double step) : step_size(step) {
@@ -164,7 +165,7 @@ class LinearTdLambda {
 
  public:
   LinearTdLambda(std::size_t dim, double step_size, double eligibility_decay, double initial_weight = 0.0)
-      : v_("LinearTdLambda", dim, step_size, initial_weight),
+      : v_("LinearTdLambda", dim, step_size, initial_weight),  // checks the storage of each of w and e
         eligibility_decay_(checked_decay(eligibility_decay)),
         e_(weights_type::Zero(static_cast<Eigen::Index>(dim))) {}
   LinearTdLambda(weights_type initial_weights, double step_size, double eligibility_decay)

@@ -45,6 +45,7 @@ class LinearTdBank {
     const auto k = static_cast<Eigen::Index>(step_sizes_.size());
     if (detail::checked_mul(dim, step_sizes_.size()) == 0)
       detail::invalid(who, ": dim × K = ", dim, " × ", step_sizes_.size(), " overflows");
+    detail::check_storage(who, "the weights dim × K", dim * step_sizes_.size(), sizeof(double), "dim", dim);
     w_ = weights_type::Constant(static_cast<Eigen::Index>(dim), k, initial_weight);
     value_.resize(k);
     value_next_.resize(k);

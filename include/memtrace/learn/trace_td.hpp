@@ -35,7 +35,7 @@ class TraceTd {
   /// Run-time λ: TraceTd<> td(0.9, 11, 0.02).
   TraceTd(double lambda, std::size_t num_observations, double step_size,
           TraceInit init = TraceInit::first_observation) requires(std::is_same_v<Lambda, dynamic_lambda>)
-      : lambda_(lambda), step_(init), step_size_(checked_step_size(step_size)) {
+      : lambda_(lambda, "TraceTd"), step_(init), step_size_(checked_step_size(step_size)) {
     init_vectors(num_observations);
   }
 
@@ -48,7 +48,7 @@ class TraceTd {
 
   /// Starts a history with y0 (as MemoryTrace::reset); the weights are kept.
   void reset(Observation y0) {
-    check(y0);
+    check("TraceTd::reset", y0);
     fold();
     u_.setZero();
     u_[index(y0)] = step_.start(lambda());
@@ -69,8 +69,8 @@ class TraceTd {
   /// The same step for a loop that has checked once per step that the reward is finite (shared by
   /// all the learners it feeds).
   double learn(Observation y, double reward, double discount, detail::RewardFinite) {
-    check(y);
-    detail::check_step_discount("TraceTd", discount);
+    check("TraceTd::learn", y);
+    detail::check_step_discount("TraceTd::learn", discount);
     if (!started_) [[unlikely]] {
       reset(y);
       return 0.0;
@@ -118,6 +118,8 @@ class TraceTd {
   void init_vectors(std::size_t num_observations) {
     detail::check_num_observations("TraceTd", num_observations);
     detail::check_fixed_size("TraceTd", "num_observations", NumObservations, num_observations);
+    detail::check_storage("TraceTd", "the trace and weights (3 vectors of |Y|)", num_observations,
+                          3 * sizeof(typename vector_type::Scalar), "num_observations", num_observations);
     const auto n = static_cast<Eigen::Index>(num_observations);
     u_ = vector_type::Zero(n);
     c_ = vector_type::Zero(n);
@@ -127,7 +129,7 @@ class TraceTd {
     detail::check_step_size("TraceTd", step_size);
     return step_size;
   }
-  void check(Observation y) const { detail::check_observation("TraceTd", y, dim()); }
+  void check(const char* who, Observation y) const { detail::check_observation(who, y, dim()); }
   static Eigen::Index index(Observation y) noexcept { return static_cast<Eigen::Index>(y); }
 
   /// c = w, β = 0.

@@ -52,7 +52,8 @@ template <>
 class LambdaValue<dynamic_lambda> {
  public:
   static constexpr bool is_dynamic = true;
-  explicit LambdaValue(double lambda) : lambda_(lambda) { check_lambda("MemoryTrace", lambda); }
+  /// `who` names the public class in the message (MemoryTrace, TraceTd).
+  explicit LambdaValue(double lambda, const char* who = "MemoryTrace") : lambda_(lambda) { check_lambda(who, lambda); }
   [[nodiscard]] double value() const noexcept { return lambda_; }
 
  private:
@@ -220,6 +221,8 @@ class MemoryTrace {
   static features_type make_zero(std::size_t num_observations) {
     detail::check_num_observations("MemoryTrace", num_observations);
     detail::check_fixed_size("MemoryTrace", "num_observations", NumObservations, num_observations);
+    detail::check_storage("MemoryTrace", "the trace", num_observations, sizeof(Scalar), "num_observations",
+                          num_observations);
     return features_type::Zero(static_cast<Eigen::Index>(num_observations));
   }
   void check(Observation y) const { detail::check_observation("MemoryTrace", y, dim()); }

@@ -48,6 +48,7 @@ class TraceBank {
     if (dim == 0 || dim > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
       detail::invalid("TraceBank: K|Y| with K = ", lambdas_.size(), " lambdas and |Y| = ", num_observations,
                       " overflows the index type");
+    detail::check_storage("TraceBank", "the traces K|Y|", dim, sizeof(Scalar), "num_observations", num_observations);
     steps_.assign(lambdas_.size(), detail::TraceStep(init));
     z_ = features_type::Zero(static_cast<Eigen::Index>(dim));
   }

@@ -92,7 +92,7 @@ class Window {
     table_size_ = table_size(length, num_observations, padding);  // throws on overflow
     if (table_size_ > max_table_size)
       detail::invalid("Window: a table of ", table_size_, " windows (|Y| = ", num_observations, ", m = ", length,
-                      ") needs ", static_cast<double>(table_size_) * 8.0 / (1 << 30),
+                      ") needs ", detail::two_decimals(static_cast<double>(table_size_) * 8.0 / (1 << 30)),
                       " GiB as double weights and exceeds max_table_size = ", max_table_size);
     power_ = detail::powers(num_observations, length);
     offset_.assign(length, table_size_);  // offset_[c] for c in [1, m); offset_[m] is 0 below
@@ -246,6 +246,7 @@ class ConcatWindow {
     if (detail::checked_mul(length, num_observations) == 0)
       detail::invalid("ConcatWindow: m|Y| with m = ", length, " and |Y| = ", num_observations,
                       " overflows std::size_t");
+    detail::check_storage("ConcatWindow", "the active indices", length, sizeof(std::size_t), "length", length);
     phi_ = features_type(length);
   }
 
@@ -395,6 +396,11 @@ class FrameStack {
     if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
       detail::invalid("FrameStack: frames * dim with frames = ", frames, " and dim = ", dim,
                       " overflows the index type");
+    // Dense: m·d scalars. MultiHot: two buffers of m·(active entries) indices.
+    const std::size_t active = sparse && traits::capacity != dynamic ? static_cast<std::size_t>(traits::capacity) : dim;
+    detail::check_storage("FrameStack", sparse ? "the active entries of m frames (two buffers)" : "the m·d features",
+                          detail::checked_mul(sparse ? 2 * frames : frames, active),
+                          sparse ? sizeof(std::size_t) : sizeof(scalar), "frames", frames);
     if constexpr (sparse) {
       max_active_ = traits::capacity == dynamic ? dim : static_cast<std::size_t>(traits::capacity);
       phi_ = features_type(frames * max_active_);  // at most m·d: no overflow
