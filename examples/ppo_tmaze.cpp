@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -83,7 +84,12 @@ struct Options {
   bool figure = false, quick = false, paper = false;
   Shard shard;                     // --shard: this machine's slice of the sweep's runs
   std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
-  std::vector<std::size_t> corridors{8, 16, 32, 64};
+  std::vector<std::size_t> corridors {
+    8, 16, 32,
+        64  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
+        Provenance provenance;
+    bool allow_version_change = false;
+  };
   std::vector<std::string> memories{"trace", "trace-slow", "memoryless", "frame-stack"};
   std::vector<double> gammas{0.99};
   std::size_t seeds = 5;
@@ -288,6 +294,7 @@ int play(const Options& o) {
 int single(const Options& o) {
   const fs::path dir(o.out);
   fs::create_directories(dir);
+  record_provenance(dir, o.provenance, true);  // a single run rewrites its files
   const RunSpec spec{o.memory, o.corridor, o.gamma, 0, o.steps};
   const std::vector<double> lambdas =
       o.memory == MemoryKind::trace_slow ? std::vector<double>{lambda_of(o.corridor)} : o.lambdas;
@@ -414,12 +421,14 @@ int sweep(const Options& o, bool lambdas_given) {
     const CsvTable runs = merge_shards(folders, runs_spec);
     const CsvTable curves = merge_shards(folders, curves_spec);
     prepare_results_folder(dir, description, Shard{}, {"runs.csv", "curves.csv"});
+    record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added_curves = write_merged(dir, curves, curves_spec);
     const std::size_t added = write_merged(dir, runs, runs_spec);
     std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
                 added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
   } else {
     prepare_results_folder(dir, description, o.shard, {"runs.csv", "curves.csv"});  // before any work
+    record_provenance(dir, o.provenance, o.allow_version_change);
   }
   {
     ResultsCsv runs(dir / "runs.csv", runs_header, 5);
@@ -543,6 +552,7 @@ int main(int argc, char** argv) {
       "as the official code runs it. Default: the official README run (corridor 64, 20.48 M steps, traces\n"
       "{0, 0.985}), with progress on stderr, a learning curve in --out and the 100-episode evaluation.\n"
       "Sweeps across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
+  memtrace::examples::cli_conventions(app, "ppo_tmaze");
   app.get_formatter()->column_width(34);
   const CLI::Validator positive_int = number_check("an integer of at least 1", [](double x) { return x >= 1; });
   const CLI::Validator unit = number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
@@ -659,7 +669,10 @@ int main(int argc, char** argv) {
                  "merge their runs into --out and write the summary, as one run on one machine would")
       ->type_name("DIR")
       ->expected(1, -1);
+  app.add_flag("--allow-version-change", o.allow_version_change,
+               "Resume a results folder written by another memtrace version (provenance.txt)");
   CLI11_PARSE(app, argc, argv);
+  o.provenance = memtrace::examples::build_provenance(argc, argv);
   for (const auto& [name, kind] : memory_names)
     if (name == memory) o.memory = kind;
   o.ppo.anneal_lr = !constant_lr;

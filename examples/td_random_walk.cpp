@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli.hpp"
 #include "plot.hpp"
 
 namespace {
@@ -61,7 +62,12 @@ struct Options {
   std::uint64_t seed = 0;
   double discount = 0.99;
   std::string out = "td_random_walk_out";
-  std::vector<double> lambdas{0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
+  std::vector<double> lambdas {
+    0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95,
+        0.99  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
+        Provenance provenance;
+    bool allow_version_change = false;
+  };
   bool fine = false;
   std::vector<std::size_t> windows{1, 2, 3, 4, 5};
   std::vector<double> alphas;  // 13 log-spaced in [1e-4, 1] unless given
@@ -449,11 +455,13 @@ int run(const Options& o) {
     const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
     const CsvTable merged = merge_shards(folders, spec);
     prepare_results_folder(dir, description, Shard{}, results_files);
+    record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added = write_merged(dir, merged, spec);
     std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged.rows.size(), folders.size(),
                 (dir / "runs.csv").c_str(), added);
   } else {
     prepare_results_folder(dir, description, o.shard, results_files);  // before any work
+    record_provenance(dir, o.provenance, o.allow_version_change);
   }
   const StationaryProcess process(walk, o.discount);
   {
@@ -585,6 +593,7 @@ int main(int argc, char** argv) {
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
       "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png.\n"
       "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
+  memtrace::examples::cli_conventions(app, "td_random_walk");
   app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
       ->check(number_check(
           "an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; },
@@ -634,7 +643,10 @@ int main(int argc, char** argv) {
                  "their runs into --out and write the summary, as one run on one machine would")
       ->type_name("DIR")
       ->expected(1, -1);
+  app.add_flag("--allow-version-change", o.allow_version_change,
+               "Resume a results folder written by another memtrace version (provenance.txt)");
   CLI11_PARSE(app, argc, argv);
+  o.provenance = memtrace::examples::build_provenance(argc, argv);
 
   if (app.count("--shard") != 0) {
     try {
