@@ -30,6 +30,7 @@
 #include <memtrace/experiment/results.hpp>
 #include <memtrace/experiment/run.hpp>
 #include <memtrace/experiment/statistics.hpp>
+#include <memtrace/files.hpp>
 #include <memtrace/learn/td_bank.hpp>
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
@@ -45,6 +46,8 @@
 #include "plot.hpp"
 
 namespace {
+
+using memtrace::examples::number_check;
 
 using namespace memtrace;
 namespace fs = std::filesystem;
@@ -64,19 +67,6 @@ struct Options {
   std::uint64_t seed = 0;
   std::vector<double> alphas;  // 13 log-spaced in [1e-4, 1] unless given
 };
-
-/// A CLI11 check of each value of a flag (as td_random_walk's): a number for which ok holds.
-CLI::Validator number_check(const std::string& expected, bool (*ok)(double)) {
-  return CLI::Validator(
-      [expected, ok](std::string& text) -> std::string {
-        double x = 0.0;
-        const char* end = text.data() + text.size();
-        const auto parsed = std::from_chars(text.data(), end, x);
-        if (parsed.ec != std::errc() || parsed.ptr != end || !ok(x)) return "value " + text + " must be " + expected;
-        return {};
-      },
-      expected);
-}
 
 struct Row {
   std::string memory;
@@ -208,17 +198,6 @@ std::string best_of(const std::vector<Row>& rows, const std::string& memory, int
   return std::string(display_name(memory)) + " = " + best->parameter + ": " + fmt(ve(*best));
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
 int run(const Options& o) {
   const fs::path out(o.out);
   fs::create_directories(out);
@@ -274,7 +253,7 @@ int run(const Options& o) {
       std::printf("  best by VE %s: %s | %s | %s\n", by[which], best_of(rows, "trace", which).c_str(),
                   best_of(rows, "window", which).c_str(), best_of(rows, "concat", which).c_str());
     const fs::path data = out / (problem + ".csv");
-    write_text(data, csv);
+    memtrace::detail::write_text_atomically(data, csv);
     if (o.plot) {
       const std::string subtitle =
           fmt(gamma) == fmt(file.discount) ? "γ = " + fmt(gamma) : "γ = " + fmt(gamma) + " (--gamma)";
@@ -286,10 +265,10 @@ int run(const Options& o) {
            {"subtitle", subtitle + (o.actions.empty() ? ", uniformly random actions" : ", --actions")}});
     }
   }
-  write_text(out / "results.csv", all);
+  memtrace::detail::write_text_atomically(out / "results.csv", all);
   std::printf("\nwrote %s\n", (out / "results.csv").c_str());
   if (o.learn) {
-    write_text(out / "learn.csv", learned);
+    memtrace::detail::write_text_atomically(out / "learn.csv", learned);
     std::printf("wrote %s\n", (out / "learn.csv").c_str());
   }
   return 0;

@@ -46,6 +46,8 @@
 
 namespace {
 
+using memtrace::examples::number_check;
+
 using namespace memtrace;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -84,17 +86,15 @@ struct Options {
   bool figure = false, quick = false, paper = false;
   Shard shard;                     // --shard: this machine's slice of the sweep's runs
   std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
-  std::vector<std::size_t> corridors {
-    8, 16, 32,
-        64  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
-        Provenance provenance;
-    bool allow_version_change = false;
-  };
+  std::vector<std::size_t> corridors{8, 16, 32, 64};
   std::vector<std::string> memories{"trace", "trace-slow", "memoryless", "frame-stack"};
   std::vector<double> gammas{0.99};
   std::size_t seeds = 5;
   std::vector<std::size_t> sweep_steps;  // per corridor (one value: all corridors)
   std::size_t curve_points = 20;
+  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
+  Provenance provenance;
+  bool allow_version_change = false;
 };
 
 /// The λ_k = (k - 1)/k of the paper's Fig. 5.
@@ -418,6 +418,7 @@ int sweep(const Options& o, bool lambdas_given) {
       }
     }
     const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
+    check_provenance_versions(folders, o.allow_version_change);
     const CsvTable runs = merge_shards(folders, runs_spec);
     const CsvTable curves = merge_shards(folders, curves_spec);
     prepare_results_folder(dir, description, Shard{}, {"runs.csv", "curves.csv"});
@@ -528,19 +529,6 @@ int sweep(const Options& o, bool lambdas_given) {
        {"subtitle", std::to_string(o.seeds) + " seeds, steps per run " + steps.str() + "; bars: 95% CI"}});
   if (ok) std::printf("wrote %s\n", png.c_str());
   return ok ? 0 : 2;
-}
-
-/// A CLI11 check of each value of a flag: a number for which ok holds, naming what is expected.
-CLI::Validator number_check(const std::string& expected, bool (*ok)(double)) {
-  return CLI::Validator(
-      [expected, ok](std::string& text) -> std::string {
-        double x = 0.0;
-        const char* end = text.data() + text.size();
-        const auto parsed = std::from_chars(text.data(), end, x);
-        if (parsed.ec != std::errc() || parsed.ptr != end || !ok(x)) return "value " + text + " must be " + expected;
-        return {};
-      },
-      expected);
 }
 
 }  // namespace

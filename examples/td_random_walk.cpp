@@ -37,6 +37,8 @@
 
 namespace {
 
+using memtrace::examples::number_check;
+
 using namespace memtrace;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -62,12 +64,7 @@ struct Options {
   std::uint64_t seed = 0;
   double discount = 0.99;
   std::string out = "td_random_walk_out";
-  std::vector<double> lambdas {
-    0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95,
-        0.99  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
-        Provenance provenance;
-    bool allow_version_change = false;
-  };
+  std::vector<double> lambdas{0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
   bool fine = false;
   std::vector<std::size_t> windows{1, 2, 3, 4, 5};
   std::vector<double> alphas;  // 13 log-spaced in [1e-4, 1] unless given
@@ -79,6 +76,9 @@ struct Options {
   bool plot = true;
   Shard shard;                     // --shard: this machine's slice of the (group, seed) units
   std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
+  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
+  Provenance provenance;
+  bool allow_version_change = false;
 };
 
 /// n log-spaced values from lo to hi (both included).
@@ -94,23 +94,6 @@ template <class T>
 void sort_unique(std::vector<T>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-
-/// A CLI11 check of each value of a flag: a number (read as a double) for which ok holds. Unlike
-/// CLI::Range and CLI::PositiveNumber it refuses nan and a negative value for an unsigned flag,
-/// and says what is expected: "--alphas: value nan must be positive and finite". `why` is added to
-/// the error message only, not to --help.
-CLI::Validator number_check(const std::string& expected, bool (*ok)(double), const std::string& why = {}) {
-  return CLI::Validator(
-      [expected, ok, why](std::string& text) -> std::string {
-        double x = 0.0;
-        const char* end = text.data() + text.size();
-        const auto parsed = std::from_chars(text.data(), end, x);
-        if (parsed.ec != std::errc() || parsed.ptr != end || !ok(x))
-          return "value " + text + " must be " + expected + why;
-        return {};
-      },
-      expected);
 }
 
 const CLI::Validator in_unit_interval = number_check("in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
@@ -226,18 +209,6 @@ std::string experiment_description(const Options& o, const NoisyRandomWalk& walk
     << "seed=" << o.seed << "\n"
     << "trace_init=first_observation\nwindow_padding=repeat_first\n";
   return s.str();
-}
-
-/// Writes `text` to path through a temporary file and a rename, so a reader never sees half of it.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
 }
 
 std::string fmt(double x, const char* f = "%.4g") {
@@ -453,6 +424,7 @@ int run(const Options& o) {
     spec.key_columns = 4;
     spec.keys = run_keys(plan, o);
     const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
+    check_provenance_versions(folders, o.allow_version_change);
     const CsvTable merged = merge_shards(folders, spec);
     prepare_results_folder(dir, description, Shard{}, results_files);
     record_provenance(dir, o.provenance, o.allow_version_change);
@@ -517,8 +489,8 @@ int run(const Options& o) {
         (fmt(best_summary.mean) + " [" + fmt(best_summary.ci_low) + ", " + fmt(best_summary.ci_high) + "]").c_str(),
         fmt(e.ve_optimal).c_str(), fmt(e.ve_td_fixed_point).c_str());
   }
-  write_atomically(dir / "summary.csv", summary);
-  write_atomically(dir / "figure.csv", figure);
+  detail::write_text_atomically(dir / "summary.csv", summary);
+  detail::write_text_atomically(dir / "figure.csv", figure);
   std::printf("(window and concat rows: the best of %zu step sizes; every step size is in summary.csv)\n",
               o.alphas.size());
   std::printf("%zu seeds x %zu steps: %.2f s on %zu threads, exact analysis included\n", o.seeds, o.steps, seconds,
@@ -562,7 +534,7 @@ int run(const Options& o) {
               join(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
         }
       }
-    write_atomically(dir / "curve.csv", curve);
+    detail::write_text_atomically(dir / "curve.csv", curve);
     std::string settings, alphas;  // memory:param and step size of each curve, for the plot
     for (const Group& g : curves.groups)
       for (std::size_t i = 0; i < g.alphas.size(); ++i) {

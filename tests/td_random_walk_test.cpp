@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memtrace/experiment/provenance.hpp>
 #include <memtrace/experiment/results.hpp>
 #include <sstream>
 #include <string>
@@ -322,4 +323,32 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) != 0));
   CHECK_THAT(memtrace::test::slurp(log), Contains("is a file, not a folder"));
   CHECK(memtrace::test::slurp(file) == "not a folder\n");
+}
+
+TEST_CASE("every results folder records what produced it; a folder of another version is resumed only when allowed") {
+  const std::string text = memtrace::test::slurp(quick_run() / "provenance.txt");
+  CHECK_THAT(text, Catch::Contains("memtrace=" + std::string(memtrace::version_string) + "\n") &&
+                       Catch::Contains("\ncompiler=") && Catch::Contains("\nbuild_type=") &&
+                       Catch::Contains("\ncommand=" + program() + " --out ") && Catch::Contains("--quick --curve"));
+
+  const memtrace::test::TempDir dir("td_random_walk_provenance");
+  const fs::path version = dir / "version";
+  CHECK(run_program(version, "--version") == 0);
+  CHECK_THAT(memtrace::test::slurp(version / "log.txt"),
+             Catch::Contains("td_random_walk (memtrace " + std::string(memtrace::version_string) + ")") &&
+                 Catch::Contains("\ncompiler "));
+  CHECK_FALSE(fs::exists(version / "provenance.txt"));
+
+  // A folder of an older version: refused before any run, then resumed with --allow-version-change.
+  const fs::path old = dir / "old";
+  fs::create_directories(old);
+  fs::copy_file(quick_run() / "experiment.txt", old / "experiment.txt");
+  { std::ofstream(old / "provenance.txt") << "[2026-01-01T00:00:00Z]\nmemtrace=0.0.1\n"; }
+  CHECK(run_program(old, "--quick --no-plot") != 0);
+  CHECK_THAT(memtrace::test::slurp(old / "log.txt"), Catch::Contains("written by memtrace 0.0.1"));
+  CHECK_FALSE(fs::exists(old / "runs.csv"));
+  fs::copy_file(quick_run() / "runs.csv", old / "runs.csv");  // every run done: only the summary is written
+  CHECK(run_program(old, "--quick --no-plot --threads 2 --allow-version-change") == 0);
+  CHECK(memtrace::provenance_versions(old) == std::vector<std::string>{"0.0.1", std::string(memtrace::version_string)});
+  CHECK(memtrace::test::slurp(old / "summary.csv") == memtrace::test::slurp(quick_run() / "summary.csv"));
 }

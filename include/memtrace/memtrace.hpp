@@ -33,6 +33,7 @@
 #include "memtrace/experiment/statistics.hpp"
 #include "memtrace/experiment/sweep.hpp"
 #include "memtrace/features.hpp"
+#include "memtrace/files.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/adam.hpp"
 #include "memtrace/learn/gae.hpp"

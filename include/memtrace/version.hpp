@@ -3,6 +3,7 @@
 // the one place the version is written; CMake reads it (project(VERSION)), and the installed
 // memtraceConfigVersion.cmake and memtrace.pc carry it. See docs/design.md#versions.
 
+#include <compare>
 #include <string_view>
 
 #define MEMTRACE_VERSION_MAJOR 0

@@ -6,16 +6,13 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -23,12 +20,12 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "memtrace/core.hpp"
+#include "memtrace/files.hpp"
 
 namespace memtrace {
 
@@ -1045,26 +1042,7 @@ struct PomdpRewardRun {
 /// over it, so that a reader never sees half a model and a failed write leaves `path` as it was.
 /// Throws std::invalid_argument (invalid model: nothing is written) or std::system_error.
 inline void write_pomdp(const PomdpFile& file, const std::filesystem::path& path) {
-  const std::string text = format_pomdp(file);
-  static std::atomic<std::uint64_t> counter{0};
-  const auto stamp = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  const std::filesystem::path tmp = path.string() + ".tmp-" +
-                                    std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "-" +
-                                    std::to_string(stamp) + "-" + std::to_string(counter++);
-  try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw std::system_error(errno, std::generic_category(), "write_pomdp: cannot create " + tmp.string());
-      out.write(text.data(), static_cast<std::streamsize>(text.size()));
-      out.flush();
-      if (!out) throw std::system_error(errno, std::generic_category(), "write_pomdp: cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, path);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
+  detail::write_text_atomically(path, format_pomdp(file));
 }
 
 }  // namespace memtrace

@@ -56,6 +56,20 @@ struct Provenance {
   return versions;
 }
 
+/// Throws std::runtime_error naming the folder if one of `folders` holds results of another memtrace
+/// version than this one (per its provenance.txt) and `allow_other_version` is false: merging
+/// shards of two versions would summarize them together.
+inline void check_provenance_versions(const std::vector<std::filesystem::path>& folders,
+                                      bool allow_other_version = false) {
+  if (allow_other_version) return;
+  for (const auto& folder : folders)
+    for (const std::string& v : provenance_versions(folder))
+      if (v != version_string)
+        throw std::runtime_error("check_provenance_versions: " + (folder / provenance_file_name).string() +
+                                 " says these results were written by memtrace " + v + ", this is memtrace " +
+                                 std::string(version_string) + "; allow the version change to merge them anyway");
+}
+
 /// Appends one block describing `p` to dir/provenance.txt (dir must exist). Throws
 /// std::runtime_error, before writing anything, if the folder already holds results of another
 /// memtrace version and `allow_other_version` is false: results of two versions in one folder
