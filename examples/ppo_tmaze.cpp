@@ -487,10 +487,10 @@ int sweep(const Options& o, bool lambdas_given) {
         for (std::size_t seed = 0; seed < o.seeds; ++seed) {
           const RunSpec spec{kind, o.corridors[c], gamma, seed, steps_of(o, c)};
           const auto key = key_of(spec);
-          for (const auto& row : table.rows)
-            if (std::equal(key.begin(), key.end(), row.begin())) {
-              train.push_back(parse_field<double>(row[5]));
-              eval.push_back(parse_field<double>(row[6]));
+          for (std::size_t r = 0; r < table.rows.size(); ++r)
+            if (std::equal(key.begin(), key.end(), table.rows[r].begin())) {
+              train.push_back(table.number<double>(r, 5));
+              eval.push_back(table.number<double>(r, 6));
               break;
             }
         }

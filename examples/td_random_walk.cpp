@@ -357,12 +357,13 @@ std::map<std::vector<std::string>, std::vector<double>> load_runs(const fs::path
                                                                   std::size_t key_columns) {
   std::map<std::vector<std::string>, std::vector<std::pair<std::size_t, double>>> by_seed;
   const CsvTable table = read_csv(path, key_columns);
-  for (const auto& row : table.rows) {
-    const auto seed = parse_field<std::size_t>(row[3]);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    const auto seed = table.number<std::size_t>(r, 3);
     if (seed >= o.seeds) continue;
     std::vector<std::string> key(row.begin(), row.end() - 1);
     key.erase(key.begin() + 3);  // the seed
-    by_seed[key].emplace_back(seed, parse_field<double>(row.back()));
+    by_seed[key].emplace_back(seed, table.number<double>(r, row.size() - 1));
   }
   std::map<std::vector<std::string>, std::vector<double>> runs;
   for (auto& [key, seeds] : by_seed) {

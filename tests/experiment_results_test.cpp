@@ -88,6 +88,26 @@ TEST_CASE("ResultsCsv writes a header and complete rows, and reopening remembers
   CHECK(table.rows[2] == csv_row(1, 1, -2.0));
   CHECK(parse_field<double>(table.rows[1][table.column("value")]) == 1.0 / 3.0);
   CHECK_THROWS_WITH(table.column("lambda"), "CsvTable::column: no column named \"lambda\"");
+  CHECK(table.number<double>(1, table.column("value")) == 1.0 / 3.0);
+  CHECK(table.number<int>(2, 0) == 1);
+}
+
+TEST_CASE("A field that is not a number is named by file, line and column", "[results]") {
+  TempDir dir;
+  const auto path = dir / "bad.csv";
+  {
+    std::ofstream out(path);
+    out << "setting,seed,value\n0,0,0.5\n0,1,0.5x\n";
+  }
+  const CsvTable table = read_csv(path);
+  CHECK(table.number<double>(0, 2) == 0.5);
+  CHECK_THROWS_WITH(
+      table.number<double>(1, 2),
+      path.string() + ": line 3, column 3 (value): cannot read \"0.5x\" as a number of the requested type");
+  CHECK_THROWS_WITH(
+      table.number<int>(0, 2),
+      path.string() + ": line 2, column 3 (value): cannot read \"0.5\" as a number of the requested type");
+  CHECK_THROWS_WITH(table.number<double>(2, 0), Catch::Contains("CsvTable::number: no field at row 2, column 0"));
 }
 
 TEST_CASE("ResultsCsv drops a torn last line", "[results]") {

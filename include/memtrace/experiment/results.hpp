@@ -65,12 +65,30 @@ requires(std::floating_point<T> || (std::integral<T> && !std::same_as<T, bool>))
 struct CsvTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::filesystem::path path;  // the file it was read from (read_csv), for messages; rows are its lines 2, 3, ...
 
   /// The index of the column called `name`; throws if there is none.
   [[nodiscard]] std::size_t column(std::string_view name) const {
     for (std::size_t c = 0; c < header.size(); ++c)
       if (header[c] == name) return c;
     detail::invalid("CsvTable::column: no column named \"", name, "\"");
+  }
+
+  /// The field of row `row` (0: the first row after the header) and column `column` read as a
+  /// number of type T (parse_field). Throws std::invalid_argument naming the file, its line and
+  /// the column (number and name) if the field is not such a number or is out of range.
+  template <class T>
+  [[nodiscard]] T number(std::size_t row, std::size_t column) const {
+    if (row >= rows.size() || column >= rows[row].size())
+      detail::invalid("CsvTable::number: no field at row ", row, ", column ", column, " of ", path.string(), " (",
+                      rows.size(), " rows)");
+    try {
+      return parse_field<T>(rows[row][column]);
+    } catch (const std::invalid_argument&) {
+      detail::invalid(path.string(), ": line ", row + 2, ", column ", column + 1,
+                      column < header.size() ? " (" + header[column] + ")" : std::string(), ": cannot read \"",
+                      rows[row][column], "\" as a number of the requested type");
+    }
   }
 };
 
@@ -202,6 +220,7 @@ class FileDescriptor {
     detail::invalid("read_csv: key_columns must be at most the ", table.header.size(), " columns of ", path.string(),
                     ", got ", key_columns);
   if (key_columns > 0) (void)detail::unique_keys(table, key_columns, path, "read_csv: ");
+  table.path = path;
   return table;
 }
 

@@ -314,7 +314,7 @@ inline void check_merge_spec(const MergeSpec& spec) {
                     "the first being ", detail::key_text(spec.header, spec.keys[first_missing], spec.key_columns),
                     "; merged ", merged, why);
   }
-  return CsvTable{spec.header, std::move(rows)};
+  return CsvTable{spec.header, std::move(rows), {}};  // from several files: no one path
 }
 
 /// Writes merged runs (merge_shards's result) into the results folder `out` as the whole sweep's:
