@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -90,10 +91,10 @@ inline void record_provenance(const std::filesystem::path& dir, const Provenance
   const auto day = std::chrono::floor<std::chrono::days>(now);
   const std::chrono::year_month_day date(day);
   const std::chrono::hh_mm_ss time(now - day);
-  const auto two = [](long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
-  block << "[" << static_cast<int>(date.year()) << '-' << two(static_cast<unsigned>(date.month())) << '-'
-        << two(static_cast<unsigned>(date.day())) << 'T' << two(time.hours().count()) << ':'
-        << two(time.minutes().count()) << ':' << two(time.seconds().count()) << "Z]\n";
+  block << '[' << static_cast<int>(date.year()) << '-' << std::setfill('0') << std::setw(2)
+        << static_cast<unsigned>(date.month()) << '-' << std::setw(2) << static_cast<unsigned>(date.day()) << 'T'
+        << std::setw(2) << time.hours().count() << ':' << std::setw(2) << time.minutes().count() << ':' << std::setw(2)
+        << time.seconds().count() << "Z]\n";
   block << "memtrace=" << one_line(p.version) << "\ncommit=" << one_line(p.commit)
         << "\ncompiler=" << one_line(p.compiler) << "\nbuild_type=" << one_line(p.build_type)
         << "\nflags=" << one_line(p.flags) << "\ncommand=" << one_line(p.command) << "\n";
