@@ -30,17 +30,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// A random row-stochastic rows x cols matrix with some zeros (so sparsity is exercised).
-Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {
-  Xoshiro256StarStar g(seed);
-  Eigen::MatrixXd m(rows, cols);
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = uniform_real(g) < 0.3 ? 0.0 : uniform_real(g);
-    m(i, (i + 1) % cols) += 0.1;  // never an empty row
-    m.row(i) /= m.row(i).sum();
-  }
-  return m;
-}
+using test::random_stochastic;
 
 /// Integer rewards in [-3, 3], so a mean over y is spread over an interval of width 6.
 Eigen::MatrixXd random_rewards(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {

@@ -29,17 +29,7 @@ static_assert(!Pomdp<FiniteHmm>);
 
 namespace {
 
-/// A random row-stochastic n x cols matrix with some zeros (so sparsity is exercised).
-Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {
-  Xoshiro256StarStar g(seed);
-  Eigen::MatrixXd m(rows, cols);
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = uniform_real(g) < 0.3 ? 0.0 : uniform_real(g);
-    m(i, (i + 1) % cols) += 0.1;  // never an empty row
-    m.row(i) /= m.row(i).sum();
-  }
-  return m;
-}
+using test::random_stochastic;
 
 Eigen::MatrixXd random_rewards(Eigen::Index n, std::uint64_t seed) {
   Xoshiro256StarStar g(seed);

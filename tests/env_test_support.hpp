@@ -17,6 +17,18 @@
 
 namespace memtrace::test {
 
+/// A random row-stochastic rows x cols matrix with some zeros (so sparsity is exercised).
+inline Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {
+  Xoshiro256StarStar g(seed);
+  Eigen::MatrixXd m(rows, cols);
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = uniform_real(g) < 0.3 ? 0.0 : uniform_real(g);
+    m(i, (i + 1) % cols) += 0.1;  // never an empty row
+    m.row(i) /= m.row(i).sum();
+  }
+  return m;
+}
+
 /// Bernstein: the mean of n Bernoulli(p) draws deviates from p by more than this with probability
 /// at most delta. From 2 exp(-n e^2 / (2 p(1-p) + 2e/3)) = delta, solved for e.
 inline double bernstein_halfwidth(double p, double n, double delta) {
