@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/random.hpp"
 

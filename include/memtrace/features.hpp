@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

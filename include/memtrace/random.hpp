@@ -13,7 +13,7 @@
 #include <limits>
 #include <random>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

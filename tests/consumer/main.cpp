@@ -1,7 +1,7 @@
-// A user's program: include the umbrella header, update a trace once, check eq:recursive.
+// A user's program: include the core umbrella, update a trace once, check eq:recursive.
 #include <cmath>
 #include <cstdio>
-#include <memtrace/memtrace.hpp>
+#include <memtrace/core.hpp>
 
 int main() {
   memtrace::MemoryTrace<std::ratio<1, 2>, 3> trace(memtrace::TraceInit::zero);

@@ -10,7 +10,7 @@
 #include <span>
 
 #include "memtrace/analysis/markov.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

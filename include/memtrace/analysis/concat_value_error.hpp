@@ -12,7 +12,7 @@
 #include "memtrace/analysis/linear_estimator.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

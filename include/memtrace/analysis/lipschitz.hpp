@@ -17,8 +17,8 @@
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/analysis/trace_geometry.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
-#include "memtrace/env/alias.hpp"
+#include "memtrace/vocabulary.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/memory/window.hpp"
 
 namespace memtrace {

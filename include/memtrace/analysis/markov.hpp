@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
-#include "memtrace/env/alias.hpp"
+#include "memtrace/vocabulary.hpp"
+#include "memtrace/matrix.hpp"
 
 namespace memtrace {
 namespace detail {

@@ -13,7 +13,7 @@
 #include <numbers>
 
 #include "memtrace/analysis/trace_geometry.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -14,7 +14,7 @@
 
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

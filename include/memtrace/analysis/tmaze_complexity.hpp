@@ -13,8 +13,8 @@
 #include "memtrace/analysis/lipschitz.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
-#include "memtrace/env/alias.hpp"
+#include "memtrace/vocabulary.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/env/tmaze.hpp"
 
 namespace memtrace {

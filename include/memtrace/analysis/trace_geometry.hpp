@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/memory/window.hpp"
 
 namespace memtrace {

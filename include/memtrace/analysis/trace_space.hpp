@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "memtrace/analysis/trace_geometry.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

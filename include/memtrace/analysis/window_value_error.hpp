@@ -17,7 +17,7 @@
 
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/memory/window.hpp"
 
 namespace memtrace {

@@ -6,23 +6,17 @@
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
-#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/matrix.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/random.hpp"
 
 namespace memtrace {
-
-/// Row-major sparse matrix: the storage of transition matrices (rows are sampled, so row-major).
-using SparseMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor>;
-
-/// Rows of a stochastic matrix may differ from 1 by this much (rounding in a user's numbers).
-inline constexpr double default_row_sum_tolerance = 1e-9;
 
 namespace detail {
 
@@ -124,70 +118,6 @@ class AliasTable {
  private:
   AliasRows rows_;
 };
-
-/// `m` with its zero entries removed and compressed: the alias tables then hold only reachable entries.
-[[nodiscard]] inline SparseMatrix pruned(SparseMatrix m) {
-  m.prune([](Eigen::Index, Eigen::Index, double v) { return v != 0.0; });
-  m.makeCompressed();
-  return m;
-}
-
-/// Throws unless `m` is rows x cols; `what` names the matrix and its expected shape.
-inline void check_shape(const char* who, const char* what, Eigen::Index rows, Eigen::Index cols, Eigen::Index want_rows,
-                        Eigen::Index want_cols) {
-  if (rows != want_rows || cols != want_cols)
-    invalid(who, ": ", what, " must be ", want_rows, " x ", want_cols, ", got ", rows, " x ", cols);
-}
-
-/// Throws unless every entry of the row-major sparse `m` is finite and non-negative and every row
-/// sums to 1 within `tolerance`; the message names the matrix, the row (and entry) and the sum.
-inline void check_row_stochastic(const char* who, const char* name, const SparseMatrix& m, double tolerance) {
-  for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
-    double sum = 0.0;
-    for (SparseMatrix::InnerIterator it(m, r); it; ++it) {
-      if (!std::isfinite(it.value()))
-        invalid(who, ": ", name, "(", r, ", ", it.col(), ") must be a finite probability, got ", it.value());
-      if (it.value() < 0.0)
-        invalid(who, ": ", name, "(", r, ", ", it.col(), ") must not be negative, got ", it.value());
-      sum += it.value();
-    }
-    if (!(std::abs(sum - 1.0) <= tolerance))
-      invalid(who, ": ", name, " row ", r, " sums to ", sum, ", expected 1 (tolerance ", tolerance, ")");
-  }
-}
-
-inline void check_row_stochastic(const char* who, const char* name, const Eigen::MatrixXd& m, double tolerance) {
-  check_row_stochastic(who, name, SparseMatrix(m.sparseView(1.0, 0.0)), tolerance);
-}
-
-/// Throws unless `p` is a probability vector (finite, non-negative, summing to 1 within `tolerance`).
-inline void check_distribution(const char* who, const char* name, const Eigen::VectorXd& p, double tolerance) {
-  double sum = 0.0;
-  for (Eigen::Index i = 0; i < p.size(); ++i) {
-    if (!std::isfinite(p[i])) invalid(who, ": ", name, "[", i, "] must be a finite probability, got ", p[i]);
-    if (p[i] < 0.0) invalid(who, ": ", name, "[", i, "] must not be negative, got ", p[i]);
-    sum += p[i];
-  }
-  if (!(std::abs(sum - 1.0) <= tolerance))
-    invalid(who, ": ", name, " sums to ", sum, ", expected 1 (tolerance ", tolerance, ")");
-}
-
-/// Throws unless every stored entry of `m` is finite.
-inline void check_finite(const char* who, const char* name, const SparseMatrix& m) {
-  for (Eigen::Index r = 0; r < m.outerSize(); ++r)
-    for (SparseMatrix::InnerIterator it(m, r); it; ++it)
-      if (!std::isfinite(it.value()))
-        invalid(who, ": ", name, "(", r, ", ", it.col(), ") must be a finite reward, got ", it.value());
-}
-
-inline void check_tolerance(const char* who, double tolerance) {
-  if (!(tolerance >= 0.0 && tolerance < 1.0)) invalid(who, ": tolerance must be in [0, 1), got ", tolerance);
-}
-
-/// Throws unless 0 <= p <= 1 (NaN fails too); `name` is the parameter.
-inline void check_probability(const char* who, const char* name, double p) {
-  if (!(p >= 0.0 && p <= 1.0)) invalid(who, ": ", name, " must be in [0, 1], got ", p);
-}
 
 }  // namespace detail
 }  // namespace memtrace

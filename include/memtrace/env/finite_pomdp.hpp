@@ -19,8 +19,9 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/env/alias.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/random.hpp"
 

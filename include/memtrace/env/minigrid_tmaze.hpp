@@ -16,7 +16,7 @@
 #include <string>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/random.hpp"
 

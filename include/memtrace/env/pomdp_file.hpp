@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/files.hpp"
 
 namespace memtrace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/pomdp_file.hpp"

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
-#include "memtrace/env/alias.hpp"
+#include "memtrace/vocabulary.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/random.hpp"

@@ -12,8 +12,8 @@
 #include <random>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
-#include "memtrace/env/alias.hpp"
+#include "memtrace/vocabulary.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/random.hpp"
 

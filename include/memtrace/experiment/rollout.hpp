@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/results.hpp"
 #include "memtrace/files.hpp"
 

@@ -12,7 +12,7 @@
 #include <numbers>
 #include <span>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/results.hpp"
 
 namespace memtrace {

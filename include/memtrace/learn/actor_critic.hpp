@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
 

@@ -10,7 +10,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -10,7 +10,7 @@
 #include <limits>
 #include <span>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/rollout.hpp"
 
 namespace memtrace {

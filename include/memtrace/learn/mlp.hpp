@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/random.hpp"
 

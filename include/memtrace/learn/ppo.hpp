@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/rollout.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 
 namespace memtrace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/td.hpp"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/learn/td.hpp"
 #include "memtrace/memory/memory_trace.hpp"
 

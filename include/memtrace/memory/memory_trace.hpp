@@ -11,7 +11,7 @@
 #include <ratio>
 #include <type_traits>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
 

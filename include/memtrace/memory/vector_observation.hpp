@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 
 namespace memtrace::detail {

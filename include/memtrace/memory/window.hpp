@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
 

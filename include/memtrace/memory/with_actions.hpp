@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/core.hpp"
+#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
 
