@@ -2,7 +2,8 @@
 // memtrace's core umbrella: the vocabulary, features, random numbers, memories, environments,
 // learners and the loops that compose them. Cheap to include (docs/design.md gives its compile
 // time); exact analysis (memtrace/analysis.hpp) and experiment I/O (memtrace/experiment.hpp) are
-// opt-in umbrellas, and memtrace/memtrace.hpp includes all three.
+// opt-in umbrellas, and memtrace/memtrace.hpp includes all three and the .pomdp file format
+// (env/pomdp_file.hpp, env/pomdp_model.hpp: a parser, left out of the core for its compile time).
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/alias.hpp"
@@ -10,8 +11,6 @@
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/minigrid_tmaze.hpp"
 #include "memtrace/env/noisy_random_walk.hpp"
-#include "memtrace/env/pomdp_file.hpp"
-#include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/experiment/rollout.hpp"

@@ -1,8 +1,10 @@
 #pragma once
 // memtrace: memory traces for partially observable reinforcement learning (Eberhard, Muehlebach &
 // Vernade, ICML 2025). The umbrella header: everything the library offers. Code that needs less
-// includes one of the three layers it is made of (docs/design.md gives their compile times).
+// includes one of the three layers it is made of, or one header (docs/design.md gives their compile times).
 
 #include "memtrace/analysis.hpp"
 #include "memtrace/core.hpp"
+#include "memtrace/env/pomdp_file.hpp"
+#include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/experiment.hpp"

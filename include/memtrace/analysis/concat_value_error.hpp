@@ -6,6 +6,7 @@
 // See docs/analysis.md.
 
 #include <Eigen/Core>
+#include <concepts>
 #include <cstddef>
 #include <vector>
 
@@ -22,11 +23,13 @@ namespace memtrace {
 ///   E[ω(x_t) e_{y_{t-i}} e_{y_{t-j}}ᵀ] = Oᵀ diag(P^i ω) W_{j-i}  (j > i),  diag(Oᵀ (μ ∘ P^i ω))  (j = i),
 ///   E[ω(x_t) e_{y_{t-i}} v(x_t)] = Oᵀ (μ ∘ P^i (ω ∘ v)),
 /// so the cost is O(m) sparse products with |Y| columns. Throws std::invalid_argument for m = 0.
-[[nodiscard]] inline LinearMoments concat_moments(const StationaryProcess& process, std::size_t m);
+/// (A function template on the process type, like every function here: see trace_moments.)
+[[nodiscard]] LinearMoments concat_moments(const std::derived_from<StationaryProcess> auto& process, std::size_t m);
 
 namespace detail {
 /// concat_moments, with `who` naming the public function the caller called in messages.
-[[nodiscard]] inline LinearMoments concat_moments(const char* who, const StationaryProcess& process, std::size_t m) {
+[[nodiscard]] LinearMoments concat_moments(const char* who, const std::derived_from<StationaryProcess> auto& process,
+                                           std::size_t m) {
   if (m == 0) detail::invalid(who, ": m must be at least 1, got 0");
   const std::size_t ny = process.num_observations();
   if (detail::checked_mul(m, ny) == 0 || m * ny > (std::size_t{1} << 16))
@@ -37,9 +40,7 @@ namespace detail {
   const Eigen::VectorXd& mu = process.stationary();
   const Eigen::Index n = mu.size(), k = o.cols();
   const auto blocks = static_cast<Eigen::Index>(m);
-  Eigen::VectorXd omega = Eigen::VectorXd::Zero(n);
-  for (Eigen::Index x = 0; x < n; ++x)
-    if (mu[x] > 0.0) omega[x] = process.weights()[x] / mu[x];
+  const Eigen::VectorXd& omega = process.relative_weights();
   const detail::ColumnSparse pt = detail::ColumnSparse(p).transpose();
 
   // P^i g for i = 0 .. m - 1, as the columns of an |X| x m matrix.
@@ -93,13 +94,13 @@ namespace detail {
 }
 }  // namespace detail
 
-inline LinearMoments concat_moments(const StationaryProcess& process, std::size_t m) {
+LinearMoments concat_moments(const std::derived_from<StationaryProcess> auto& process, std::size_t m) {
   return detail::concat_moments("concat_moments", process, m);
 }
 
 /// VE(w) = E[(wᵀφ_t - v(x_t))²] of the concatenated-window estimator with m|Y| weights w.
-[[nodiscard]] inline double concat_value_error(const StationaryProcess& process, std::size_t m,
-                                               const Eigen::VectorXd& w) {
+[[nodiscard]] double concat_value_error(const std::derived_from<StationaryProcess> auto& process, std::size_t m,
+                                        const Eigen::VectorXd& w) {
   const LinearMoments moments = detail::concat_moments("concat_value_error", process, m);
   detail::check_weights("concat_value_error", moments, w);
   return linear_value_error(moments, w);
@@ -113,17 +114,20 @@ requires FiniteModel<E>
 
 /// The weights that minimise the concatenated-window value error (least-norm: the blocks each
 /// sum to one, so weights are determined up to constants moved between blocks).
-[[nodiscard]] inline Eigen::VectorXd optimal_concat_weights(const StationaryProcess& process, std::size_t m) {
+[[nodiscard]] Eigen::VectorXd optimal_concat_weights(const std::derived_from<StationaryProcess> auto& process,
+                                                     std::size_t m) {
   return optimal_linear_weights(detail::concat_moments("optimal_concat_weights", process, m));
 }
 
-[[nodiscard]] inline double optimal_concat_value_error(const StationaryProcess& process, std::size_t m) {
+[[nodiscard]] double optimal_concat_value_error(const std::derived_from<StationaryProcess> auto& process,
+                                                std::size_t m) {
   const LinearMoments moments = detail::concat_moments("optimal_concat_value_error", process, m);
   return linear_value_error(moments, optimal_linear_weights(moments));
 }
 
 /// The TD(0) fixed point on concatenated windows with the process's γ (least-norm).
-[[nodiscard]] inline Eigen::VectorXd concat_td_fixed_point(const StationaryProcess& process, std::size_t m) {
+[[nodiscard]] Eigen::VectorXd concat_td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
+                                                    std::size_t m) {
   return linear_td_fixed_point(detail::concat_moments("concat_td_fixed_point", process, m), process.gamma());
 }
 

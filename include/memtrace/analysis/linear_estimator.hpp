@@ -8,6 +8,7 @@
 #include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 
@@ -42,7 +43,9 @@ inline void check_weights(const char* who, const LinearMoments& moments, const E
 
 /// The minimiser of the value error: E[φφᵀ] w = E[φ v], the least-norm solution when E[φφᵀ] is
 /// singular (an observation that never occurs, or the redundant blocks of a concatenated window).
-[[nodiscard]] inline Eigen::VectorXd optimal_linear_weights(const LinearMoments& moments) {
+/// (The functions that solve take their moments as `std::derived_from<LinearMoments> auto`: function
+/// templates, so that only a caller compiles Eigen's decomposition; see docs/design.md.)
+[[nodiscard]] Eigen::VectorXd optimal_linear_weights(const std::derived_from<LinearMoments> auto& moments) {
   return moments.second.completeOrthogonalDecomposition().solve(moments.cross);
 }
 
@@ -61,7 +64,8 @@ namespace detail {
 
 /// VE(w) = E[(wᵀφ_t - v(x_t))²]. Written as VE* + (w - w*)ᵀ E[φφᵀ] (w - w*), which keeps its digits
 /// near the optimum w* (the direct form cancels there). +inf when that form overflows.
-[[nodiscard]] inline double linear_value_error(const LinearMoments& moments, const Eigen::VectorXd& w) {
+[[nodiscard]] double linear_value_error(const std::derived_from<LinearMoments> auto& moments,
+                                        const Eigen::VectorXd& w) {
   detail::check_weights("linear_value_error", moments, w);
   const Eigen::VectorXd best = optimal_linear_weights(moments);
   const double minimum = moments.value_second - moments.cross.dot(best);
@@ -72,9 +76,8 @@ namespace detail {
 /// The value errors of K weight vectors at once, the columns of a dim × K matrix (LinearTdBank's
 /// weights, say), with one solve for w*. A column with a non-finite entry (a learner that
 /// diverged) gets +inf rather than an exception, and so does one whose quadratic form overflows.
-template <class Derived>
-[[nodiscard]] Eigen::VectorXd linear_value_errors(const LinearMoments& moments,
-                                                  const Eigen::MatrixBase<Derived>& weights) {
+template <std::derived_from<LinearMoments> Moments, class Derived>
+[[nodiscard]] Eigen::VectorXd linear_value_errors(const Moments& moments, const Eigen::MatrixBase<Derived>& weights) {
   if (weights.rows() != moments.cross.size())
     detail::invalid("linear_value_errors: weights must have ", moments.cross.size(), " rows, got ", weights.rows());
   const Eigen::VectorXd best = optimal_linear_weights(moments);
@@ -91,7 +94,8 @@ template <class Derived>
 
 /// The TD fixed point: E[φ_t (φ_t - γ φ_{t+1})ᵀ] w = E[φ_t r_{t+1}], where TD(0) with small steps
 /// settles under the stationary process (least-norm when the system is singular).
-[[nodiscard]] inline Eigen::VectorXd linear_td_fixed_point(const LinearMoments& moments, double gamma) {
+[[nodiscard]] Eigen::VectorXd linear_td_fixed_point(const std::derived_from<LinearMoments> auto& moments,
+                                                    double gamma) {
   if (!(gamma >= 0.0 && gamma < 1.0)) detail::invalid("linear_td_fixed_point: gamma must be in [0, 1), got ", gamma);
   const Eigen::MatrixXd a = moments.second - gamma * moments.next;
   return a.completeOrthogonalDecomposition().solve(moments.reward);

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/matrix.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 namespace detail {
@@ -29,16 +29,27 @@ inline void check_gamma(const char* who, double gamma) {
   if (!(gamma >= 0.0 && gamma < 1.0)) invalid(who, ": gamma must be in [0, 1), got ", gamma);
 }
 
-/// Factorises `a`, or throws naming `what` (a singular matrix has no unique solution).
-inline void factorize(SparseSolver& solver, const ColumnSparse& a, const char* who, const char* what) {
+// The solver code below is templated (on the solver and matrix types) so that only a translation
+// unit that solves something instantiates Eigen's sparse LU and COLAMD (docs/design.md, compile time).
+
+/// Factorises `a` with `solver`; false if `a` is singular. The one place a factorisation is spelled out.
+template <class Solver, class Matrix>
+[[nodiscard]] bool try_factorize(Solver& solver, const Matrix& a) {
   solver.analyzePattern(a);
   solver.factorize(a);
-  if (solver.info() != Eigen::Success) invalid(who, ": ", what, " is singular: ", solver.lastErrorMessage());
+  return solver.info() == Eigen::Success;
+}
+
+/// Factorises `a`, or throws naming `what` (a singular matrix has no unique solution).
+template <class Solver, class Matrix>
+void factorize(Solver& solver, const Matrix& a, const char* who, const char* what) {
+  if (!try_factorize(solver, a)) invalid(who, ": ", what, " is singular: ", solver.lastErrorMessage());
 }
 
 /// I - scale * p, in the storage SparseLU wants (explicit zeros kept: the pattern is that of I + P
 /// for every scale).
-[[nodiscard]] inline ColumnSparse identity_minus(const SparseMatrix& p, double scale) {
+template <class Sparse>
+[[nodiscard]] ColumnSparse identity_minus(const Sparse& p, double scale) {
   ColumnSparse eye(p.rows(), p.cols());
   eye.setIdentity();
   return ColumnSparse(eye - scale * ColumnSparse(p));
@@ -48,7 +59,8 @@ using Ordering = Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int>;
 
 /// The fill-reducing column ordering (COLAMD) of I - sP, the same for every s: on a model like the
 /// random walk it costs four times the factorisation, so it is computed once per model.
-[[nodiscard]] inline Ordering shifted_ordering(const SparseMatrix& p) {
+template <class Sparse>
+[[nodiscard]] Ordering shifted_ordering(const Sparse& p) {
   ColumnSparse a = identity_minus(p, 1.0);
   a.makeCompressed();
   Ordering ordering;
@@ -58,15 +70,14 @@ using Ordering = Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int>;
 
 /// Solves (I - sP) x = b and (I - sP)ᵀ x = b with a sparse LU of (I - sP) Q⁻¹, Q the precomputed
 /// ordering (column i of I - sP becomes column Q(i)).
+template <class Lu = Eigen::SparseLU<ColumnSparse, Eigen::NaturalOrdering<int>>>
 class ShiftedSolver {
  public:
   ShiftedSolver(const SparseMatrix& p, const Ordering& ordering, double s, const char* who, const char* what)
       : ordering_(&ordering) {
     ColumnSparse a = identity_minus(p, s) * ordering.inverse();
     a.makeCompressed();
-    lu_.analyzePattern(a);
-    lu_.factorize(a);
-    if (lu_.info() != Eigen::Success) invalid(who, ": ", what, " is singular: ", lu_.lastErrorMessage());
+    factorize(lu_, a, who, what);
   }
   /// x with (I - sP) x = b: (I - sP) Q⁻¹ (Q x) = b.
   [[nodiscard]] Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const {
@@ -79,13 +90,14 @@ class ShiftedSolver {
 
  private:
   const Ordering* ordering_;
-  Eigen::SparseLU<ColumnSparse, Eigen::NaturalOrdering<int>> lu_;
+  Lu lu_;
 };
 
 /// Checks a solution of the stationary equations: finite, non-negative up to rounding, μᵀP = μᵀ.
 /// A chain with several closed classes makes the system singular, and what the LU returns then
 /// fails one of these.
-inline Eigen::VectorXd checked_stationary(Eigen::VectorXd mu, const SparseMatrix& p, const char* who) {
+template <class Sparse>
+[[nodiscard]] Eigen::VectorXd checked_stationary(Eigen::VectorXd mu, const Sparse& p, const char* who) {
   const char* why = ": the chain has no unique stationary distribution (more than one closed class)";
   if (!mu.allFinite()) invalid(who, why);
   const double scale = mu.cwiseAbs().sum();
@@ -95,6 +107,17 @@ inline Eigen::VectorXd checked_stationary(Eigen::VectorXd mu, const SparseMatrix
     invalid(who, why, "; the residual |μᵀP - μᵀ|_1 is ", residual.cwiseAbs().sum());
   mu = mu.cwiseMax(0.0);
   return mu / mu.sum();
+}
+
+/// The values v = r̄ + γ B v of a chain whose bootstrapped transitions are B (rows of terminal
+/// states and columns into them are zero: nothing is bootstrapped past a terminal state): the one
+/// value solve of the library.
+template <class Sparse>
+[[nodiscard]] Eigen::VectorXd bootstrapped_values(const Sparse& bootstrap, const Eigen::VectorXd& rewards, double gamma,
+                                                  const char* who) {
+  SparseSolver solver;
+  factorize(solver, identity_minus(bootstrap, gamma), who, "I - gamma P");
+  return solver.solve(rewards);
 }
 
 inline void check_square_stochastic(const char* who, const SparseMatrix& p) {
@@ -121,24 +144,17 @@ template <class M>
   }
 }
 
-}  // namespace detail
-
-/// The stationary distribution μ of a row-stochastic transition matrix (transition(x, x') =
-/// p(x' | x)): μᵀP = μᵀ, Σμ = 1, unique when the chain has one closed class. Computed by one sparse
-/// LU solve: with μ(s) = 1 for a recurrent state s, the others solve (I - Qᵀ) u = P(s, ·)ᵀ, Q = P
-/// without s (non-singular exactly when every state reaches s); s is the state with the largest
-/// inflow, and if that fails, (I - Pᵀ) with one equation replaced by Σμ = 1 is solved instead
-/// (non-singular exactly when μ is unique, but its dense row makes the LU slow for large |X|).
-/// Throws std::invalid_argument for a matrix that is not square and row-stochastic, or a chain
-/// without a unique stationary distribution.
-[[nodiscard]] inline Eigen::VectorXd stationary_distribution(const SparseMatrix& transition) {
+/// stationary_distribution of a row-major sparse matrix (Sparse = SparseMatrix; a template so that
+/// only a caller instantiates the LU).
+template <class Sparse>
+[[nodiscard]] Eigen::VectorXd stationary_of(const Sparse& transition) {
   constexpr const char* who = "stationary_distribution";
-  detail::check_square_stochastic(who, transition);
+  check_square_stochastic(who, transition);
   const Eigen::Index n = transition.rows();
   if (n == 1) return Eigen::VectorXd::Ones(1);
   Eigen::VectorXd inflow = Eigen::VectorXd::Zero(n);
   for (Eigen::Index x = 0; x < n; ++x)
-    for (SparseMatrix::InnerIterator it(transition, x); it; ++it) inflow[it.col()] += it.value();
+    for (typename Sparse::InnerIterator it(transition, x); it; ++it) inflow[it.col()] += it.value();
   Eigen::Index s = 0;
   inflow.maxCoeff(&s);
   {
@@ -149,7 +165,7 @@ template <class M>
     Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n - 1);
     for (Eigen::Index x = 0; x < n; ++x) {
       if (x != s) entries.emplace_back(at(x), at(x), 1.0);
-      for (SparseMatrix::InnerIterator it(transition, x); it; ++it) {
+      for (typename Sparse::InnerIterator it(transition, x); it; ++it) {
         if (it.col() == s) continue;
         if (x == s)
           rhs[at(it.col())] += it.value();
@@ -157,46 +173,56 @@ template <class M>
           entries.emplace_back(at(it.col()), at(x), -it.value());
       }
     }
-    detail::ColumnSparse a(n - 1, n - 1);
+    ColumnSparse a(n - 1, n - 1);
     a.setFromTriplets(entries.begin(), entries.end());
-    detail::SparseSolver solver;
-    solver.analyzePattern(a);
-    solver.factorize(a);
-    if (solver.info() == Eigen::Success) {
+    SparseSolver solver;
+    if (try_factorize(solver, a)) {
       const Eigen::VectorXd u = solver.solve(rhs);
       Eigen::VectorXd mu(n);
       for (Eigen::Index x = 0; x < n; ++x) mu[x] = x == s ? 1.0 : u[at(x)];
       if (mu.allFinite() && mu.minCoeff() >= -1e-9 * mu.cwiseAbs().sum())
-        return detail::checked_stationary(mu / mu.sum(), transition, who);
+        return checked_stationary(mu / mu.sum(), transition, who);
     }
   }
   // Rows of I - Pᵀ sum to zero over the rows, so dropping the last loses nothing.
   std::vector<Eigen::Triplet<double>> entries;
   entries.reserve(static_cast<std::size_t>(transition.nonZeros() + 2 * n));
   for (Eigen::Index x = 0; x < n; ++x)
-    for (SparseMatrix::InnerIterator it(transition, x); it; ++it)
+    for (typename Sparse::InnerIterator it(transition, x); it; ++it)
       if (it.col() != n - 1) entries.emplace_back(it.col(), x, -it.value());
   for (Eigen::Index x = 0; x < n; ++x) {
     if (x != n - 1) entries.emplace_back(x, x, 1.0);
     entries.emplace_back(n - 1, x, 1.0);
   }
-  detail::ColumnSparse a(n, n);
+  ColumnSparse a(n, n);
   a.setFromTriplets(entries.begin(), entries.end());
-  detail::SparseSolver solver;
-  solver.analyzePattern(a);
-  solver.factorize(a);
-  if (solver.info() != Eigen::Success)
-    detail::invalid(who, ": the chain has no unique stationary distribution (more than one closed class)");
+  SparseSolver solver;
+  if (!try_factorize(solver, a))
+    invalid(who, ": the chain has no unique stationary distribution (more than one closed class)");
   Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
   rhs[n - 1] = 1.0;
-  return detail::checked_stationary(solver.solve(rhs), transition, who);
+  return checked_stationary(solver.solve(rhs), transition, who);
 }
 
-/// The same for a dense row-stochastic transition matrix.
-[[nodiscard]] inline Eigen::VectorXd stationary_distribution(const Eigen::MatrixXd& transition) {
-  detail::check_shape("stationary_distribution", "transition (|X| x |X|)", transition.rows(), transition.cols(),
-                      transition.rows(), transition.rows());
-  return stationary_distribution(SparseMatrix(transition.sparseView(1.0, 0.0)));
+}  // namespace detail
+
+/// The stationary distribution μ of a row-stochastic transition matrix (transition(x, x') =
+/// p(x' | x)): μᵀP = μᵀ, Σμ = 1, unique when the chain has one closed class. Computed by one sparse
+/// LU solve: with μ(s) = 1 for a recurrent state s, the others solve (I - Qᵀ) u = P(s, ·)ᵀ, Q = P
+/// without s (non-singular exactly when every state reaches s); s is the state with the largest
+/// inflow, and if that fails, (I - Pᵀ) with one equation replaced by Σμ = 1 is solved instead
+/// (non-singular exactly when μ is unique, but its dense row makes the LU slow for large |X|).
+/// `transition` is any Eigen matrix, dense or sparse. Throws std::invalid_argument for a matrix that
+/// is not square and row-stochastic, or a chain without a unique stationary distribution.
+template <class Derived>
+[[nodiscard]] Eigen::VectorXd stationary_distribution(const Eigen::EigenBase<Derived>& transition) {
+  if constexpr (std::is_same_v<Derived, SparseMatrix>) {
+    return detail::stationary_of(transition.derived());
+  } else {
+    detail::check_shape("stationary_distribution", "transition (|X| x |X|)", transition.rows(), transition.cols(),
+                        transition.rows(), transition.rows());
+    return detail::stationary_of(detail::to_sparse(transition.derived()));
+  }
 }
 
 /// The stationary process of a finite model, everything the exact analysis needs, computed once:
@@ -250,10 +276,11 @@ class StationaryProcess {
     for (Eigen::Index x = 0; x < n; ++x)
       if (terminal_[static_cast<std::size_t>(x)]) weights_[x] = 0.0;
     weights_ /= weights_.sum();
+    relative_weights_ = Eigen::VectorXd::Zero(n);
+    for (Eigen::Index x = 0; x < n; ++x)
+      if (stationary_[x] > 0.0) relative_weights_[x] = weights_[x] / stationary_[x];
     ordering_ = detail::shifted_ordering(transition_);
-    detail::SparseSolver solver;
-    detail::factorize(solver, detail::identity_minus(bootstrap_, gamma), who, "I - gamma P");
-    values_ = solver.solve(rewards_);
+    values_ = detail::bootstrapped_values(bootstrap_, rewards_, gamma, who);
   }
 
   /// transition(x, x') = p(x' | x) of the chain (row-stochastic; terminal rows restart).
@@ -267,6 +294,9 @@ class StationaryProcess {
   /// The weights of the value error over x_t: μ on the non-terminal states, renormalised (= μ for
   /// a continuing model).
   [[nodiscard]] const Eigen::VectorXd& weights() const noexcept { return weights_; }
+  /// ω = d / μ: the weight of x_t relative to μ (1 for a continuing model, 0 at terminal states and
+  /// where μ = 0). The moments of every memory are μ-weighted sums reweighted by it.
+  [[nodiscard]] const Eigen::VectorXd& relative_weights() const noexcept { return relative_weights_; }
   /// v(x) = r̄(x) + γ Σ_{x' non-terminal} p(x' | x) v(x').
   [[nodiscard]] const Eigen::VectorXd& values() const noexcept { return values_; }
   /// r̄(x) = E[r_{t+1} | x_t = x] (0 in a terminal state).
@@ -286,7 +316,7 @@ class StationaryProcess {
   bool episodic_ = false;
   SparseMatrix transition_, bootstrap_;
   Eigen::MatrixXd emission_;
-  Eigen::VectorXd initial_, rewards_, stationary_, weights_, values_, continuation_;
+  Eigen::VectorXd initial_, rewards_, stationary_, weights_, relative_weights_, values_, continuation_;
   std::vector<bool> terminal_;
   detail::Ordering ordering_;
 };
@@ -311,9 +341,7 @@ requires FiniteModel<E>
       for (SparseMatrix::InnerIterator it(p, x); it; ++it)
         if (terminal[static_cast<std::size_t>(it.col())]) it.valueRef() = 0.0;
   }
-  detail::SparseSolver solver;
-  detail::factorize(solver, detail::identity_minus(p, gamma), "state_values", "I - gamma P");
-  return solver.solve(r);
+  return detail::bootstrapped_values(p, r, gamma, "state_values");
 }
 
 }  // namespace memtrace

@@ -5,6 +5,7 @@
 // weights, the optimal weights and the TD fixed point. See docs/analysis.md for the derivation.
 
 #include <Eigen/Core>
+#include <concepts>
 #include <cstddef>
 
 #include "memtrace/analysis/linear_estimator.hpp"
@@ -28,24 +29,23 @@ struct TraceMoments : LinearMoments {
 /// and a weighted sum Σ_x g(x) S(x) = Σ_x u(x) C(x) with u = (I - λ²P)^{-1} g (the reverse
 /// kernel), so one LU of I - λP (|Y| right-hand sides) and one of I - λ²P (two) suffice. Both have
 /// ||(I - λP)^{-1}||_∞ = 1 / (1 - λ): accurate for λ up to 0.99 and beyond.
-/// Throws std::invalid_argument unless 0 <= lambda < 1.
-[[nodiscard]] inline TraceMoments trace_moments(const StationaryProcess& process, double lambda);
+/// Throws std::invalid_argument unless 0 <= lambda < 1. (Like every function here that solves, a
+/// function template on the process type, so that only a caller compiles the solvers.)
+[[nodiscard]] TraceMoments trace_moments(const std::derived_from<StationaryProcess> auto& process, double lambda);
 
 namespace detail {
 /// trace_moments, with `who` naming the public function the caller called in messages.
-[[nodiscard]] inline TraceMoments trace_moments(const char* who, const StationaryProcess& process, double lambda) {
+[[nodiscard]] TraceMoments trace_moments(const char* who, const std::derived_from<StationaryProcess> auto& process,
+                                         double lambda) {
   detail::check_lambda(who, lambda);
   const SparseMatrix& p = process.transition();
   const Eigen::MatrixXd& o = process.emission();
   const Eigen::VectorXd& mu = process.stationary();
   const Eigen::Index n = p.rows();
-  // ω = d / μ: the weight of x_t relative to μ (1 for a continuing model, 0 at terminal states).
-  Eigen::VectorXd omega = Eigen::VectorXd::Zero(n);
-  for (Eigen::Index x = 0; x < n; ++x)
-    if (mu[x] > 0.0) omega[x] = process.weights()[x] / mu[x];
+  const Eigen::VectorXd& omega = process.relative_weights();
 
-  detail::ShiftedSolver first(p, process.ordering(), lambda, who, "I - lambda P");
-  const detail::ShiftedSolver second(p, process.ordering(), lambda * lambda, who, "I - lambda^2 P");
+  detail::ShiftedSolver<> first(p, process.ordering(), lambda, who, "I - lambda P");
+  const detail::ShiftedSolver<> second(p, process.ordering(), lambda * lambda, who, "I - lambda^2 P");
   const Eigen::MatrixXd dmu_o = mu.asDiagonal() * o;
   const Eigen::MatrixXd m = (1.0 - lambda) * first.solve_transposed(dmu_o);
   const Eigen::MatrixXd q = detail::ColumnSparse(p).transpose() * m;
@@ -76,13 +76,13 @@ namespace detail {
 }
 }  // namespace detail
 
-inline TraceMoments trace_moments(const StationaryProcess& process, double lambda) {
+TraceMoments trace_moments(const std::derived_from<StationaryProcess> auto& process, double lambda) {
   return detail::trace_moments("trace_moments", process, lambda);
 }
 
 /// VE(w) = E[(wᵀ z_t - v(x_t))²] of the trace estimator with weights w (|Y| entries).
-[[nodiscard]] inline double trace_value_error(const StationaryProcess& process, double lambda,
-                                              const Eigen::VectorXd& w) {
+[[nodiscard]] double trace_value_error(const std::derived_from<StationaryProcess> auto& process, double lambda,
+                                       const Eigen::VectorXd& w) {
   const TraceMoments moments = detail::trace_moments("trace_value_error", process, lambda);
   detail::check_weights("trace_value_error", moments, w);
   return linear_value_error(moments, w);
@@ -96,7 +96,8 @@ requires FiniteModel<E>
 }
 
 /// The weights that minimise the trace value error: E[z zᵀ] w = E[z v].
-[[nodiscard]] inline Eigen::VectorXd optimal_trace_weights(const StationaryProcess& process, double lambda) {
+[[nodiscard]] Eigen::VectorXd optimal_trace_weights(const std::derived_from<StationaryProcess> auto& process,
+                                                    double lambda) {
   return optimal_linear_weights(detail::trace_moments("optimal_trace_weights", process, lambda));
 }
 
@@ -108,14 +109,16 @@ requires FiniteModel<E>
 }
 
 /// The smallest value error of a linear estimator on the trace with forgetting factor λ.
-[[nodiscard]] inline double optimal_trace_value_error(const StationaryProcess& process, double lambda) {
+[[nodiscard]] double optimal_trace_value_error(const std::derived_from<StationaryProcess> auto& process,
+                                               double lambda) {
   const TraceMoments moments = detail::trace_moments("optimal_trace_value_error", process, lambda);
   return linear_value_error(moments, optimal_linear_weights(moments));
 }
 
 /// The TD(0) fixed point on traces: E[z_t (z_t - γ z_{t+1})ᵀ] w = E[z_t r_{t+1}] with the
 /// process's γ. Under partial observability it is not the VE minimiser.
-[[nodiscard]] inline Eigen::VectorXd trace_td_fixed_point(const StationaryProcess& process, double lambda) {
+[[nodiscard]] Eigen::VectorXd trace_td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
+                                                   double lambda) {
   return linear_td_fixed_point(detail::trace_moments("trace_td_fixed_point", process, lambda), process.gamma());
 }
 

@@ -10,6 +10,7 @@
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
@@ -17,8 +18,8 @@
 
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/memory/window.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 
@@ -114,15 +115,6 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
   }
 }
 
-/// ω = d / μ: the weight of x_t relative to μ (1 for a continuing model, 0 at terminal states).
-[[nodiscard]] inline Eigen::VectorXd state_weights(const StationaryProcess& process) {
-  const Eigen::VectorXd& mu = process.stationary();
-  Eigen::VectorXd omega = Eigen::VectorXd::Zero(mu.size());
-  for (Eigen::Index x = 0; x < mu.size(); ++x)
-    if (mu[x] > 0.0) omega[x] = process.weights()[x] / mu[x];
-  return omega;
-}
-
 }  // namespace detail
 
 /// The window moments for window length m, by a depth-first pass over windows from the oldest
@@ -130,9 +122,10 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
 /// (Pᵀ f_j) ∘ O(·, y_{j+1}), and the newest step is folded into the precomputed |X| x |Y| matrices
 /// P D O, P D v O, P D v² O (D the weights of x_t), so the pass costs |Y|^{m-2} sparse products
 /// with |Y| columns and |Y|^{m-2} dense |Y| x |X| x 3|Y| products. Refuses (before allocating) a
-/// table of more than max_table_size windows.
-[[nodiscard]] inline WindowMoments window_moments(const StationaryProcess& process, std::size_t m,
-                                                  std::size_t max_table_size = default_max_table_size) {
+/// table of more than max_table_size windows. (A function template on the process type, like
+/// window_td_fixed_point: see trace_moments.)
+[[nodiscard]] WindowMoments window_moments(const std::derived_from<StationaryProcess> auto& process, std::size_t m,
+                                           std::size_t max_table_size = default_max_table_size) {
   constexpr const char* who = "window_moments";
   const std::size_t ny = process.num_observations();
   const Eigen::Index n = process.stationary().size();
@@ -140,7 +133,7 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
   const auto k = static_cast<Eigen::Index>(ny);
   const Eigen::MatrixXd& o = process.emission();
   // ω = d / μ weights x_t; values are centred on their mean so that the residual keeps its digits.
-  const Eigen::VectorXd omega = detail::state_weights(process);
+  const Eigen::VectorXd& omega = process.relative_weights();
   const double mean = process.weights().dot(process.values());
   const Eigen::VectorXd centred = process.values().array() - mean;
   Eigen::MatrixXd newest(n, 3 * k);  // [D O, D v O, D v² O] with D = diag(ω)
@@ -235,15 +228,16 @@ template <class Derived>
 /// window); the system, |Y| + 1 non-zeros a row and strictly diagonally dominant (off-diagonal row
 /// sums γ p(w) at most), is solved by BiCGSTAB to 1e-13 relative. Windows of probability 0 get 0.
 /// Throws std::invalid_argument like window_moments, and std::runtime_error if the solve fails.
-[[nodiscard]] inline Eigen::VectorXd window_td_fixed_point(const StationaryProcess& process, std::size_t m,
-                                                           std::size_t max_table_size = default_max_table_size) {
+[[nodiscard]] Eigen::VectorXd window_td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
+                                                    std::size_t m,
+                                                    std::size_t max_table_size = default_max_table_size) {
   constexpr const char* who = "window_td_fixed_point";
   const std::size_t ny = process.num_observations();
   const std::size_t size =
       detail::window_table_size(who, m, ny, max_table_size, static_cast<std::size_t>(process.stationary().size()));
   const auto k = static_cast<Eigen::Index>(ny);
   const Eigen::MatrixXd& o = process.emission();
-  const Eigen::VectorXd omega = detail::state_weights(process);
+  const Eigen::VectorXd& omega = process.relative_weights();
   const Eigen::MatrixXd ahead = process.bootstrap_transition() * o;  // p(x_{t+1} non-terminal, y_{t+1} | x_t)
   Eigen::MatrixXd newest(omega.size(), k * (k + 2));  // [D O, D r̄ O, D diag(O(·, y)) P̃ O for each y]
   newest << omega.asDiagonal() * o, omega.cwiseProduct(process.rewards()).asDiagonal() * o,
