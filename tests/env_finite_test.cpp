@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <memtrace/concepts.hpp>
 #include <memtrace/env/alias.hpp>
-#include <memtrace/matrix.hpp>
 #include <memtrace/env/finite_hmm.hpp>
 #include <memtrace/env/finite_pomdp.hpp>
+#include <memtrace/matrix.hpp>
 #include <memtrace/random.hpp>
 #include <random>
 #include <stdexcept>

@@ -14,9 +14,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -17,9 +17,9 @@
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/analysis/trace_geometry.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/memory/window.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -13,9 +13,9 @@
 #include "memtrace/analysis/lipschitz.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
-#include "memtrace/matrix.hpp"
 #include "memtrace/env/tmaze.hpp"
+#include "memtrace/matrix.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/memory/window.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

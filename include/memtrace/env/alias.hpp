@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "memtrace/matrix.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/env/alias.hpp"
-#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

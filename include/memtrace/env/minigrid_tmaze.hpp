@@ -16,9 +16,9 @@
 #include <string>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/files.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

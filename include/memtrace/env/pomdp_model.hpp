@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/pomdp_file.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

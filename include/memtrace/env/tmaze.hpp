@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
-#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -12,10 +12,10 @@
 #include <random>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
-#include "memtrace/matrix.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/results.hpp"
 #include "memtrace/files.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

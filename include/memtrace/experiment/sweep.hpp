@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/results.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

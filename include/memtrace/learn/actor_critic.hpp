@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -10,8 +10,8 @@
 #include <limits>
 #include <span>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/rollout.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/experiment/rollout.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"
@@ -30,6 +29,7 @@
 #include "memtrace/learn/gae.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/td.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

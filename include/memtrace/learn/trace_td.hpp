@@ -7,9 +7,9 @@
 #include <cmath>
 #include <cstddef>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/learn/td.hpp"
 #include "memtrace/memory/memory_trace.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -11,9 +11,9 @@
 #include <ratio>
 #include <type_traits>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/memory_trace.hpp"
 #include "memtrace/memory/vector_observation.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

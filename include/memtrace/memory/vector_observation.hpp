@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace::detail {
 

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 

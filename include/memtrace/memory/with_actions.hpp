@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/vocabulary.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/memory/vector_observation.hpp"
+#include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 
