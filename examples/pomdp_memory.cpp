@@ -257,10 +257,9 @@ int run(const Options& o) {
     if (o.plot) {
       const std::string subtitle =
           fmt(gamma) == fmt(file.discount) ? "γ = " + fmt(gamma) : "γ = " + fmt(gamma) + " (--gamma)";
-      examples::run_gnuplot(
-          examples::plot_script("pomdp_memory.gp"),
+      examples::draw_figure(
+          "pomdp_memory.gp", out / (problem + ".png"),
           {{"csv", data.string()},
-           {"out", (out / (problem + ".png")).string()},
            {"problem", problem},
            {"subtitle", subtitle + (o.actions.empty() ? ", uniformly random actions" : ", --actions")}});
     }

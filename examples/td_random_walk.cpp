@@ -497,15 +497,11 @@ int run(const Options& o) {
   std::printf("%zu seeds x %zu steps: %.2f s on %zu threads, exact analysis included\n", o.seeds, o.steps, seconds,
               detail::resolve_threads(o.threads, std::size_t{1} << 30));
   bool plotted = true;
-  if (o.plot) {
-    const fs::path png = dir / "td_random_walk.png";
-    plotted = examples::run_gnuplot(examples::plot_script("td_random_walk.gp"),
-                                    {{"csv", (dir / "figure.csv").string()},
-                                     {"out", png.string()},
-                                     {"subtitle", std::to_string(o.seeds) + " seeds x " + std::to_string(o.steps) +
-                                                      " steps, 95% confidence bands"}});
-    if (plotted) std::printf("wrote %s\n", png.c_str());
-  }
+  if (o.plot)  // the script says how wide the confidence bands are, from figure.csv
+    plotted = examples::draw_figure(
+        "td_random_walk.gp", dir / "td_random_walk.png",
+        {{"csv", (dir / "figure.csv").string()},
+         {"subtitle", std::to_string(o.seeds) + " seeds × " + std::to_string(o.steps) + " steps"}});
 
   if (o.curve) {
     // The traces at --curve-lambdas with the trace step size, and the best window and concat.
@@ -545,14 +541,11 @@ int run(const Options& o) {
       }
     std::printf("learning curves to %zu steps: %.2f s; wrote %s\n", o.curve_steps,
                 std::chrono::duration<double>(Clock::now() - curve_start).count(), (dir / "curve.csv").c_str());
-    if (o.plot) {
-      const fs::path png = dir / "td_random_walk_curve.png";
-      const bool ok = examples::run_gnuplot(
-          examples::plot_script("td_random_walk_curve.gp"),
-          {{"csv", (dir / "curve.csv").string()}, {"out", png.string()}, {"settings", settings}, {"alphas", alphas}});
-      if (ok) std::printf("wrote %s\n", png.c_str());
-      plotted = plotted && ok;
-    }
+    if (o.plot)
+      plotted =
+          examples::draw_figure("td_random_walk_curve.gp", dir / "td_random_walk_curve.png",
+                                {{"csv", (dir / "curve.csv").string()}, {"settings", settings}, {"alphas", alphas}}) &&
+          plotted;
   }
   return plotted ? 0 : 2;
 }

@@ -118,13 +118,10 @@ int run(const Options& o) {
       "(polynomial, k^%zu)\nwrote %s\n",
       static_cast<int>(num_observations), 1 << (num_observations - 1), num_observations - 1, csv.c_str());
   if (!o.plot) return 0;
-  const fs::path png = dir / "tmaze_complexity.png";
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("tmaze_complexity.gp"),
-                            {{"csv", csv.string()}, {"out", png.string()}, {"epsilon", csv_field(o.epsilon)}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("tmaze_complexity.gp", dir / "tmaze_complexity.png",
+                               {{"csv", csv.string()}, {"epsilon", csv_field(o.epsilon)}})
+             ? 0
+             : 2;
 }
 
 }  // namespace

@@ -129,19 +129,16 @@ int run(const Options& o) {
 
   std::string lambdas;
   for (const double lambda : o.lambdas) lambdas += (lambdas.empty() ? "" : " ") + csv_field(lambda);
-  const fs::path png = dir / (n == 3 ? "trace_space.png" : "trace_space_4d.png");
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("trace_space.gp"), {{"csv", points_csv.string()},
-                                                                      {"boxes", boxes_csv.string()},
-                                                                      {"out", png.string()},
-                                                                      {"lambdas", lambdas},
-                                                                      {"observations", std::to_string(n)},
-                                                                      {"length", std::to_string(m)},
-                                                                      {"estimates", estimates},
-                                                                      {"dimensions", dimensions}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("trace_space.gp", dir / (n == 3 ? "trace_space.png" : "trace_space_4d.png"),
+                               {{"csv", points_csv.string()},
+                                {"boxes", boxes_csv.string()},
+                                {"lambdas", lambdas},
+                                {"observations", std::to_string(n)},
+                                {"length", std::to_string(m)},
+                                {"estimates", estimates},
+                                {"dimensions", dimensions}})
+             ? 0
+             : 2;
 }
 
 }  // namespace

@@ -109,16 +109,13 @@ int run(const Options& o) {
   std::printf("%.2f s on %zu threads; wrote %s\n", seconds, detail::resolve_threads(o.threads, cells.size()),
               csv.c_str());
   if (!o.plot) return 0;
-  const fs::path png = dir / "two_state_lambda.png";
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("two_state_lambda.gp"), {{"csv", csv.string()},
-                                                                           {"out", png.string()},
-                                                                           {"history", history},
-                                                                           {"length", std::to_string(o.length)},
-                                                                           {"axis_max", csv_field(o.max)}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("two_state_lambda.gp", dir / "two_state_lambda.png",
+                               {{"csv", csv.string()},
+                                {"history", history},
+                                {"length", std::to_string(o.length)},
+                                {"axis_max", csv_field(o.max)}})
+             ? 0
+             : 2;
 }
 
 }  // namespace
