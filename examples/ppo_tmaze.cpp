@@ -422,6 +422,7 @@ int sweep(const Options& o, bool lambdas_given) {
     record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added_curves = write_merged(dir, curves, curves_spec);
     const std::size_t added = write_merged(dir, runs, runs_spec);
+    examples::record_shard_provenance(dir, folders);
     std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
                 added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
   } else {

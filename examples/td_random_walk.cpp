@@ -430,6 +430,7 @@ int run(const Options& o) {
     prepare_results_folder(dir, description, Shard{}, results_files);
     record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added = write_merged(dir, merged, spec);
+    examples::record_shard_provenance(dir, folders);
     std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged.rows.size(), folders.size(),
                 (dir / "runs.csv").c_str(), added);
   } else {

@@ -246,6 +246,15 @@ TEST_CASE("the sweep split into 3 shards and merged writes the single-machine su
   CHECK(sorted_lines(merged / "runs.csv") == sorted_lines(quick_run() / "runs.csv"));
   CHECK(fs::exists(merged / "td_random_walk.png"));
   CHECK_FALSE(fs::exists(merged / "shard.txt"));
+  // What produced each shard: its provenance.txt, under a line naming the shard and its folder.
+  for (int i = 0; i < 3; ++i) {
+    INFO("shard " << i);
+    const fs::path copy = merged / ("provenance-shard-" + std::to_string(i) + ".txt");
+    REQUIRE(fs::exists(copy));
+    CHECK(memtrace::test::slurp(copy) == "# provenance.txt of shard " + std::to_string(i) + "/3, from " + shards[i] +
+                                             "\n" + memtrace::test::slurp(fs::path(shards[i]) / "provenance.txt"));
+  }
+  CHECK_THAT(memtrace::test::slurp(merged / "provenance.txt"), Catch::Contains("--merge " + shards[2]));
 
   using Catch::Contains;
   // A merge missing a shard names the first missing run and the absent shard, and writes nothing.
