@@ -1,4 +1,4 @@
-// The paper's TD random-walk experiment (§6, Fig. 3, Appendix D), end to end: online TD(0) with
+// The paper's TD random-walk experiment (§6, Fig. 4, Appendix C), end to end: online TD(0) with
 // linear function approximation on Sutton's noisy random walk, with memory traces (one λ per
 // setting), full windows and concatenated windows, every seed, every step size; the value error
 // of every run's final weights computed exactly; the optimal and TD-fixed-point value errors of
@@ -556,7 +556,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "The paper's TD random-walk experiment (Fig. 3): TD(0) with memory traces, full windows and\n"
+      "The paper's TD random-walk experiment (Fig. 4): TD(0) with memory traces, full windows and\n"
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
       "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png.\n"
       "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};

@@ -1,4 +1,4 @@
-// The paper's Fig. 4 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
+// The paper's Fig. 3 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
 // p and observation error q. Left: the state estimate P(x_t = 1 | y = 1, ..., 1, 0) after a
 // length-n history whose most recent observation is 0 but whose older ones all say 1. Right: λ*, the
 // λ in [0, 1) that minimises the smallest Lipschitz constant L of a function f of the trace with
@@ -123,7 +123,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "The paper's Fig. 4: the two-state HMM (switching probability p, observation error q).\n"
+      "The paper's Fig. 3: the two-state HMM (switching probability p, observation error q).\n"
       "Left: P(x_t = 1 | 1,...,1,0) after a length-n history from the stationary distribution.\n"
       "Right: lambda*, the forgetting factor that minimises the Lipschitz constant a function of the\n"
       "trace needs to represent the value of every length-n history.\n"
