@@ -558,7 +558,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The paper's TD random-walk experiment (Fig. 4): TD(0) with memory traces, full windows and\n"
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
-      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png.\n"
+      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png (and .svg).\n"
       "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
   memtrace::examples::cli_conventions(app, "td_random_walk");
   app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
@@ -593,7 +593,7 @@ int main(int argc, char** argv) {
                "A small version in seconds: 8 seeds x 20,000 steps, λ in {0, 0.5, 0.9}, m in 1..3, 5 step sizes");
   app.add_flag("--curve", o.curve,
                "Also learning curves (VE after 10^3 ... --curve-steps steps) of the traces at --curve-lambdas and "
-               "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png");
+               "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png (and .svg)");
   app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves (at least --steps)")
       ->check(number_check("in [1000, 10^8]", [](double x) { return x >= 1000 && x <= 1e8; }));
   app.add_option("--curve-lambdas", o.curve_lambdas, "λ of the traces in the learning curves")

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The T-maze of thm:tmaze: metric entropy of the length-k window class against the bounds of\n"
       "lem:H-trace for memory traces with lambda = (k-1)/k and L = sqrt(2) e k, and the minimal Lipschitz\n"
-      "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png."};
+      "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png (and .svg)."};
   memtrace::examples::cli_conventions(app, "tmaze_complexity");
   // Corridor length k costs O(k²) (its 2k + 2 histories, pairwise): k up to 1024 takes minutes in a Debug build.
   app.add_option("--kmin", o.kmin, "Shortest corridor length k")->check(CLI::Range(2, 1024));

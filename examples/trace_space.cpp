@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       "and box-counting estimates of the Minkowski dimension of Z_lambda against d_lambda (lem:minkowski).\n"
       "Writes DIR/trace_space.csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]; rows of\n"
       "length 1 and 2 are the window centres), DIR/box_counting.csv and DIR/trace_space.png\n"
-      "(DIR/trace_space_4d.png for --observations 4)."};
+      "(DIR/trace_space_4d.png for --observations 4), each with an .svg beside it."};
   memtrace::examples::cli_conventions(app, "trace_space");
   app.add_option("--lambdas", o.lambdas, "Forgetting factors, one panel each")
       ->check(CLI::Range(0.0, 0.999999))

@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
       "Left: P(x_t = 1 | 1,...,1,0) after a length-n history from the stationary distribution.\n"
       "Right: lambda*, the forgetting factor that minimises the Lipschitz constant a function of the\n"
       "trace needs to represent the value of every length-n history.\n"
-      "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png."};
+      "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png "
+      "(and .svg)."};
   memtrace::examples::cli_conventions(app, "two_state_lambda");
   app.add_option("--grid", o.grid, "Points per axis: the centres of this many equal cells of [0, --max]")
       ->check(CLI::Range(1, 1000));
