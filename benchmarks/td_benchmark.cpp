@@ -125,7 +125,7 @@ void BM_Td_ConcatWindow(benchmark::State& state) {
 }
 BENCHMARK(BM_Td_ConcatWindow)->DenseRange(1, 6);
 
-// A step-size sweep of 13 learners on one walk (Appendix D's grid), per learner-step: 13
+// A step-size sweep of 13 learners on one walk (Appendix C's grid), per learner-step: 13
 // LinearTd through run_td_shared against one LinearTdBank (feature-major weights) through run_td.
 const std::vector<double> sweep_alphas = [] {
   std::vector<double> a(13);
@@ -175,7 +175,7 @@ void BM_Sweep13_Concat_Bank(benchmark::State& state) {
 }
 BENCHMARK(BM_Sweep13_Concat_Bank)->Arg(1)->Arg(3)->Arg(5);
 
-// The 12 λ of Fig. 3 on one walk (run_td_shared with 12 TraceTd), per learner-step.
+// The 12 λ of Fig. 4 on one walk (run_td_shared with 12 TraceTd), per learner-step.
 void BM_Sweep12_TraceTd_Shared(benchmark::State& state) {
   NoisyRandomWalk env;
   Xoshiro256StarStar gen(1);

@@ -61,4 +61,21 @@ inline bool run_gnuplot(const std::filesystem::path& script,
   return false;
 }
 
+/// Draws the figure of `script` (a name in examples/plot/) as `png` and as the same name with .svg
+/// beside it, and says so on stdout: the script runs once per file with `out` set to it, and
+/// style.gp picks the terminal from the extension. `variables` are the script's others. Returns
+/// true if both were drawn; otherwise gnuplot's errors are on stderr and the CSV files stay.
+inline bool draw_figure(std::string_view script, const std::filesystem::path& png,
+                        std::vector<std::pair<std::string, std::string>> variables) {
+  std::filesystem::path svg = png;
+  svg.replace_extension(".svg");
+  variables.emplace_back("out", "");
+  for (const std::filesystem::path& file : {png, svg}) {
+    variables.back().second = file.string();
+    if (!run_gnuplot(plot_script(script), variables)) return false;
+    std::printf("wrote %s\n", file.c_str());
+  }
+  return true;
+}
+
 }  // namespace memtrace::examples

@@ -11,7 +11,7 @@
 // the final weights computed exactly, into DIR/learn.csv and the table.
 //
 // Writes DIR/results.csv (problem,memory,parameter,ve_optimal,ve_td_fixed_point; memory is trace,
-// window or concat, parameter λ or m), DIR/PROBLEM.csv (the rows of one problem) and DIR/PROBLEM.png.
+// window or concat, parameter λ or m), DIR/PROBLEM.csv (the rows of one problem) and DIR/PROBLEM.png (and .svg).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
@@ -257,10 +257,9 @@ int run(const Options& o) {
     if (o.plot) {
       const std::string subtitle =
           fmt(gamma) == fmt(file.discount) ? "γ = " + fmt(gamma) : "γ = " + fmt(gamma) + " (--gamma)";
-      examples::run_gnuplot(
-          examples::plot_script("pomdp_memory.gp"),
+      examples::draw_figure(
+          "pomdp_memory.gp", out / (problem + ".png"),
           {{"csv", data.string()},
-           {"out", (out / (problem + ".png")).string()},
            {"problem", problem},
            {"subtitle", subtitle + (o.actions.empty() ? ", uniformly random actions" : ", --actions")}});
     }
@@ -283,7 +282,7 @@ int main(int argc, char** argv) {
       "estimator and of the TD(0) fixed point with memory traces (over λ), full windows and frame stacks\n"
       "(concatenated windows) of m = 1..M observations, under a fixed policy that does not look at the\n"
       "observations. Writes DIR/results.csv (problem,memory,parameter,ve_optimal,ve_td_fixed_point),\n"
-      "DIR/PROBLEM.csv and DIR/PROBLEM.png per file. See docs/classic-pomdps.md."};
+      "DIR/PROBLEM.csv and DIR/PROBLEM.png (and .svg) per file. See docs/classic-pomdps.md."};
   memtrace::examples::cli_conventions(app, "pomdp_memory");
   app.add_option("files", o.files, "The .pomdp files (Cassandra's format)")->required()->type_name("FILE");
   app.add_option("--actions", o.actions,

@@ -323,13 +323,10 @@ int single(const Options& o) {
       static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
       (dir / "curve.csv").c_str());
   if (o.plot) {
-    const fs::path png = dir / "ppo_tmaze_curve.png";
-    if (examples::run_gnuplot(examples::plot_script("ppo_tmaze_curve.gp"),
-                              {{"csv", (dir / "curve.csv").string()},
-                               {"out", png.string()},
-                               {"title", "PPO, corridor " + std::to_string(o.corridor) + ", " + name_of(o.memory)}}))
-      std::printf("wrote %s\n", png.c_str());
-    else
+    if (!examples::draw_figure("ppo_tmaze_curve.gp", dir / "ppo_tmaze_curve.png",
+                               {{"csv", (dir / "curve.csv").string()},
+                                {"memory", name_of(o.memory)},
+                                {"title", "PPO, corridor " + std::to_string(o.corridor) + ", " + name_of(o.memory)}}))
       return 2;
   }
   return 0;
@@ -425,6 +422,7 @@ int sweep(const Options& o, bool lambdas_given) {
     record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added_curves = write_merged(dir, curves, curves_spec);
     const std::size_t added = write_merged(dir, runs, runs_spec);
+    examples::record_shard_provenance(dir, folders);
     std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
                 added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
   } else {
@@ -518,17 +516,15 @@ int sweep(const Options& o, bool lambdas_given) {
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;
-  const fs::path png = dir / "ppo_tmaze.png";
   std::ostringstream steps;
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     steps << (c > 0 ? ", " : "") << "k=" << o.corridors[c] << ": " << static_cast<double>(steps_of(o, c)) / 1e6 << "M";
-  const bool ok = examples::run_gnuplot(
-      examples::plot_script("ppo_tmaze.gp"),
-      {{"csv", (dir / "figure.csv").string()},
-       {"out", png.string()},
-       {"subtitle", std::to_string(o.seeds) + " seeds, steps per run " + steps.str() + "; bars: 95% CI"}});
-  if (ok) std::printf("wrote %s\n", png.c_str());
-  return ok ? 0 : 2;
+  return examples::draw_figure("ppo_tmaze.gp", dir / "ppo_tmaze.png",
+                               {{"csv", (dir / "figure.csv").string()},
+                                {"subtitle", std::to_string(o.seeds) + " seeds, steps per run " + steps.str() +
+                                                 "; bars: 95% confidence intervals"}})
+             ? 0
+             : 2;
 }
 
 }  // namespace

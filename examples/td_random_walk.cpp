@@ -1,4 +1,4 @@
-// The paper's TD random-walk experiment (§6, Fig. 3, Appendix D), end to end: online TD(0) with
+// The paper's TD random-walk experiment (§6, Fig. 4, Appendix C), end to end: online TD(0) with
 // linear function approximation on Sutton's noisy random walk, with memory traces (one λ per
 // setting), full windows and concatenated windows, every seed, every step size; the value error
 // of every run's final weights computed exactly; the optimal and TD-fixed-point value errors of
@@ -430,6 +430,7 @@ int run(const Options& o) {
     prepare_results_folder(dir, description, Shard{}, results_files);
     record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added = write_merged(dir, merged, spec);
+    examples::record_shard_provenance(dir, folders);
     std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged.rows.size(), folders.size(),
                 (dir / "runs.csv").c_str(), added);
   } else {
@@ -497,15 +498,11 @@ int run(const Options& o) {
   std::printf("%zu seeds x %zu steps: %.2f s on %zu threads, exact analysis included\n", o.seeds, o.steps, seconds,
               detail::resolve_threads(o.threads, std::size_t{1} << 30));
   bool plotted = true;
-  if (o.plot) {
-    const fs::path png = dir / "td_random_walk.png";
-    plotted = examples::run_gnuplot(examples::plot_script("td_random_walk.gp"),
-                                    {{"csv", (dir / "figure.csv").string()},
-                                     {"out", png.string()},
-                                     {"subtitle", std::to_string(o.seeds) + " seeds x " + std::to_string(o.steps) +
-                                                      " steps, 95% confidence bands"}});
-    if (plotted) std::printf("wrote %s\n", png.c_str());
-  }
+  if (o.plot)  // the script says how wide the confidence bands are, from figure.csv
+    plotted = examples::draw_figure(
+        "td_random_walk.gp", dir / "td_random_walk.png",
+        {{"csv", (dir / "figure.csv").string()},
+         {"subtitle", std::to_string(o.seeds) + " seeds × " + std::to_string(o.steps) + " steps"}});
 
   if (o.curve) {
     // The traces at --curve-lambdas with the trace step size, and the best window and concat.
@@ -545,14 +542,11 @@ int run(const Options& o) {
       }
     std::printf("learning curves to %zu steps: %.2f s; wrote %s\n", o.curve_steps,
                 std::chrono::duration<double>(Clock::now() - curve_start).count(), (dir / "curve.csv").c_str());
-    if (o.plot) {
-      const fs::path png = dir / "td_random_walk_curve.png";
-      const bool ok = examples::run_gnuplot(
-          examples::plot_script("td_random_walk_curve.gp"),
-          {{"csv", (dir / "curve.csv").string()}, {"out", png.string()}, {"settings", settings}, {"alphas", alphas}});
-      if (ok) std::printf("wrote %s\n", png.c_str());
-      plotted = plotted && ok;
-    }
+    if (o.plot)
+      plotted =
+          examples::draw_figure("td_random_walk_curve.gp", dir / "td_random_walk_curve.png",
+                                {{"csv", (dir / "curve.csv").string()}, {"settings", settings}, {"alphas", alphas}}) &&
+          plotted;
   }
   return plotted ? 0 : 2;
 }
@@ -562,9 +556,9 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "The paper's TD random-walk experiment (Fig. 3): TD(0) with memory traces, full windows and\n"
+      "The paper's TD random-walk experiment (Fig. 4): TD(0) with memory traces, full windows and\n"
       "concatenated windows on Sutton's noisy random walk, value errors computed exactly.\n"
-      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png.\n"
+      "Writes DIR/summary.csv, DIR/runs.csv (resumable), DIR/figure.csv and DIR/td_random_walk.png (and .svg).\n"
       "Across machines: --shard I/N on each, then --merge with the same flags (docs/experiments.md)."};
   memtrace::examples::cli_conventions(app, "td_random_walk");
   app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
@@ -599,7 +593,7 @@ int main(int argc, char** argv) {
                "A small version in seconds: 8 seeds x 20,000 steps, λ in {0, 0.5, 0.9}, m in 1..3, 5 step sizes");
   app.add_flag("--curve", o.curve,
                "Also learning curves (VE after 10^3 ... --curve-steps steps) of the traces at --curve-lambdas and "
-               "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png");
+               "the best window and concat settings; writes DIR/curve.csv and DIR/td_random_walk_curve.png (and .svg)");
   app.add_option("--curve-steps", o.curve_steps, "Longest run of the learning curves (at least --steps)")
       ->check(number_check("in [1000, 10^8]", [](double x) { return x >= 1000 && x <= 1e8; }));
   app.add_option("--curve-lambdas", o.curve_lambdas, "λ of the traces in the learning curves")

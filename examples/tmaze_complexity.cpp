@@ -118,13 +118,10 @@ int run(const Options& o) {
       "(polynomial, k^%zu)\nwrote %s\n",
       static_cast<int>(num_observations), 1 << (num_observations - 1), num_observations - 1, csv.c_str());
   if (!o.plot) return 0;
-  const fs::path png = dir / "tmaze_complexity.png";
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("tmaze_complexity.gp"),
-                            {{"csv", csv.string()}, {"out", png.string()}, {"epsilon", csv_field(o.epsilon)}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("tmaze_complexity.gp", dir / "tmaze_complexity.png",
+                               {{"csv", csv.string()}, {"epsilon", csv_field(o.epsilon)}})
+             ? 0
+             : 2;
 }
 
 }  // namespace
@@ -134,7 +131,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The T-maze of thm:tmaze: metric entropy of the length-k window class against the bounds of\n"
       "lem:H-trace for memory traces with lambda = (k-1)/k and L = sqrt(2) e k, and the minimal Lipschitz\n"
-      "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png."};
+      "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png (and .svg)."};
   memtrace::examples::cli_conventions(app, "tmaze_complexity");
   // Corridor length k costs O(k²) (its 2k + 2 histories, pairwise): k up to 1024 takes minutes in a Debug build.
   app.add_option("--kmin", o.kmin, "Shortest corridor length k")->check(CLI::Range(2, 1024));

@@ -129,19 +129,16 @@ int run(const Options& o) {
 
   std::string lambdas;
   for (const double lambda : o.lambdas) lambdas += (lambdas.empty() ? "" : " ") + csv_field(lambda);
-  const fs::path png = dir / (n == 3 ? "trace_space.png" : "trace_space_4d.png");
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("trace_space.gp"), {{"csv", points_csv.string()},
-                                                                      {"boxes", boxes_csv.string()},
-                                                                      {"out", png.string()},
-                                                                      {"lambdas", lambdas},
-                                                                      {"observations", std::to_string(n)},
-                                                                      {"length", std::to_string(m)},
-                                                                      {"estimates", estimates},
-                                                                      {"dimensions", dimensions}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("trace_space.gp", dir / (n == 3 ? "trace_space.png" : "trace_space_4d.png"),
+                               {{"csv", points_csv.string()},
+                                {"boxes", boxes_csv.string()},
+                                {"lambdas", lambdas},
+                                {"observations", std::to_string(n)},
+                                {"length", std::to_string(m)},
+                                {"estimates", estimates},
+                                {"dimensions", dimensions}})
+             ? 0
+             : 2;
 }
 
 }  // namespace
@@ -155,7 +152,7 @@ int main(int argc, char** argv) {
       "and box-counting estimates of the Minkowski dimension of Z_lambda against d_lambda (lem:minkowski).\n"
       "Writes DIR/trace_space.csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]; rows of\n"
       "length 1 and 2 are the window centres), DIR/box_counting.csv and DIR/trace_space.png\n"
-      "(DIR/trace_space_4d.png for --observations 4)."};
+      "(DIR/trace_space_4d.png for --observations 4), each with an .svg beside it."};
   memtrace::examples::cli_conventions(app, "trace_space");
   app.add_option("--lambdas", o.lambdas, "Forgetting factors, one panel each")
       ->check(CLI::Range(0.0, 0.999999))

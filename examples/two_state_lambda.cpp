@@ -1,4 +1,4 @@
-// The paper's Fig. 4 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
+// The paper's Fig. 3 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
 // p and observation error q. Left: the state estimate P(x_t = 1 | y = 1, ..., 1, 0) after a
 // length-n history whose most recent observation is 0 but whose older ones all say 1. Right: λ*, the
 // λ in [0, 1) that minimises the smallest Lipschitz constant L of a function f of the trace with
@@ -109,16 +109,13 @@ int run(const Options& o) {
   std::printf("%.2f s on %zu threads; wrote %s\n", seconds, detail::resolve_threads(o.threads, cells.size()),
               csv.c_str());
   if (!o.plot) return 0;
-  const fs::path png = dir / "two_state_lambda.png";
-  const bool plotted =
-      examples::run_gnuplot(examples::plot_script("two_state_lambda.gp"), {{"csv", csv.string()},
-                                                                           {"out", png.string()},
-                                                                           {"history", history},
-                                                                           {"length", std::to_string(o.length)},
-                                                                           {"axis_max", csv_field(o.max)}});
-  if (!plotted) return 2;
-  std::printf("wrote %s\n", png.c_str());
-  return 0;
+  return examples::draw_figure("two_state_lambda.gp", dir / "two_state_lambda.png",
+                               {{"csv", csv.string()},
+                                {"history", history},
+                                {"length", std::to_string(o.length)},
+                                {"axis_max", csv_field(o.max)}})
+             ? 0
+             : 2;
 }
 
 }  // namespace
@@ -126,11 +123,12 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "The paper's Fig. 4: the two-state HMM (switching probability p, observation error q).\n"
+      "The paper's Fig. 3: the two-state HMM (switching probability p, observation error q).\n"
       "Left: P(x_t = 1 | 1,...,1,0) after a length-n history from the stationary distribution.\n"
       "Right: lambda*, the forgetting factor that minimises the Lipschitz constant a function of the\n"
       "trace needs to represent the value of every length-n history.\n"
-      "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png."};
+      "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png "
+      "(and .svg)."};
   memtrace::examples::cli_conventions(app, "two_state_lambda");
   app.add_option("--grid", o.grid, "Points per axis: the centres of this many equal cells of [0, --max]")
       ->check(CLI::Range(1, 1000));

@@ -169,10 +169,10 @@ TEST_CASE("the learning curves pass through the runs' value errors at the runs' 
   CHECK(matched == 3);
 }
 
-TEST_CASE("the figures are valid PNG files") {
-  for (const char* name : {"td_random_walk.png", "td_random_walk_curve.png"}) {
+TEST_CASE("the figures are valid PNG files, each with an SVG beside it") {
+  for (const char* name : {"td_random_walk", "td_random_walk_curve"}) {
     INFO(name);
-    const std::string png = memtrace::test::slurp(quick_run() / name);
+    const std::string png = memtrace::test::slurp(quick_run() / (std::string(name) + ".png"));
     REQUIRE(png.size() > 1000);
     CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
     CHECK(png.compare(12, 4, "IHDR") == 0);
@@ -180,7 +180,13 @@ TEST_CASE("the figures are valid PNG files") {
     const unsigned width = byte(16) << 24 | byte(17) << 16 | byte(18) << 8 | byte(19);
     CHECK(width >= 800);
     CHECK(png.compare(png.size() - 8, 4, "IEND") == 0);
+    const std::string svg = memtrace::test::slurp(quick_run() / (std::string(name) + ".svg"));
+    CHECK(svg.starts_with("<?xml"));
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.find("</svg>") != std::string::npos);
   }
+  // Figure 4 states how wide its confidence bands are, computed from figure.csv.
+  CHECK(memtrace::test::slurp(quick_run() / "td_random_walk.svg").find("95% confidence bands") != std::string::npos);
 }
 
 TEST_CASE("an interrupted experiment resumes where it stopped, with the same numbers on one thread") {
@@ -240,6 +246,15 @@ TEST_CASE("the sweep split into 3 shards and merged writes the single-machine su
   CHECK(sorted_lines(merged / "runs.csv") == sorted_lines(quick_run() / "runs.csv"));
   CHECK(fs::exists(merged / "td_random_walk.png"));
   CHECK_FALSE(fs::exists(merged / "shard.txt"));
+  // What produced each shard: its provenance.txt, under a line naming the shard and its folder.
+  for (int i = 0; i < 3; ++i) {
+    INFO("shard " << i);
+    const fs::path copy = merged / ("provenance-shard-" + std::to_string(i) + ".txt");
+    REQUIRE(fs::exists(copy));
+    CHECK(memtrace::test::slurp(copy) == "# provenance.txt of shard " + std::to_string(i) + "/3, from " + shards[i] +
+                                             "\n" + memtrace::test::slurp(fs::path(shards[i]) / "provenance.txt"));
+  }
+  CHECK_THAT(memtrace::test::slurp(merged / "provenance.txt"), Catch::Contains("--merge " + shards[2]));
 
   using Catch::Contains;
   // A merge missing a shard names the first missing run and the absent shard, and writes nothing.

@@ -1,34 +1,58 @@
-# Figure 5 from ppo_tmaze --figure's figure.csv: the success rate of PPO in the Minigrid T-maze
+# The paper's Figure 5 (fig:ppo) from ppo_tmaze --figure's figure.csv: the success rate of PPO in the Minigrid T-maze
 # against the corridor length k, for each memory (the best γ of each memory and k), averaged over
 # the training episodes of a run (left) and in the final 100-episode evaluation (right); mean over
 # seeds with 95% confidence intervals.
 #   gnuplot -e "csv='figure.csv'; out='ppo_tmaze.png'; subtitle='5 seeds'" ppo_tmaze.gp
 # Columns: 1 memory, 2 corridor, 3 gamma, 4 seeds, 5 steps, 6 train_mean, 7 train_ci_low,
 # 8 train_ci_high, 9 eval_mean, 10 eval_ci_low, 11 eval_ci_high.
-set terminal pngcairo size 1200,520 font "DejaVu Sans,12" linewidth 1.5
-set output out
+dir_of(path) = strstrt(path, '/') == 0 ? '' : path[:strstrt(path, '/')] . dir_of(path[strstrt(path, '/') + 1:])
+load dir_of(ARG0).'style.gp'
+eval terminal(1200, 640, 12, 1.5)
 set datafile separator ','
-set grid lc rgb '#dddddd'
+set datafile missing NaN  # each memory's points joined across the other memories' rows
+set key autotitle columnhead
+set grid lc rgb c_grid
+
+# Success rates are in [0, 1]; a t interval of 5 seeds can reach past 1. Such a bar is clipped at
+# the top edge and its end is marked there with its value.
+ytop = 1.1
+stats csv using 8 nooutput name 'TRAIN_HIGH'
+stats csv using 11 nooutput name 'EVAL_HIGH'
+clipped(col) = column(col) > ytop ? ytop : NaN
+clip_note = (TRAIN_HIGH_max > ytop || EVAL_HIGH_max > ytop) ? "; ▲: a bar clipped at the top, labelled with its end" : ""
+
+stats csv using 2 nooutput name 'K'
 set logscale x 2
-set xrange [*:*]
-set offsets graph 0.05, graph 0.05, 0, 0
-set yrange [0:1.02]
+set xrange [K_min / 1.25 : K_max * 1.25]
+set xtics K_min, 2, K_max
+set yrange [0:ytop]
+set ytics 0, 0.2, 1
 set xlabel "corridor length k"
-set key bottom left samplen 2
-set multiplot layout 1,2 title "PPO in the Minigrid T-maze (paper Fig. 5)\n{/*0.8 ".subtitle."}"
+set multiplot layout 1,2 title "Paper Figure 5 (§6): PPO in the Minigrid T-maze\n{/*0.8 ".subtitle.clip_note."}"
 
 memories = "trace trace-slow memoryless frame-stack"
-colour(i) = word("#1f77b4 #ff7f0e #7f7f7f #d62728", i)
+colour(i) = word(c_trace.' '.c_trace2.' '.c_memoryless.' '.c_frame_stack, i)
 at(i, col) = strcol(1) eq word(memories, i) ? column(col) : NaN
 label(i) = i == 1 ? "traces λ = 0 and (k-1)/k" : i == 2 ? "trace λ = (k-1)/k" : i == 3 ? "memoryless (λ = 0)" : "frame stack of k+1 views"
+point(i) = word("7 5 6 9", i) + 0
+# The memories of one k side by side (a few percent apart on the log axis), so that no bar hides another.
+index_of(name) = name eq 'trace' ? 1 : name eq 'trace-slow' ? 2 : name eq 'memoryless' ? 3 : 4
+dodge(i) = column(2) * 2 ** ((i - 2.5) * 0.04)
+clip_marks(col) = sprintf(", csv using (dodge(index_of(strcol(1)))):(clipped(%d)) with points pt 9 ps 1.2 lc rgb c_band_note notitle, '' using (dodge(index_of(strcol(1)))):(clipped(%d)):(sprintf('%%.2f', column(%d))) with labels offset 0, -1.1 tc rgb c_band_note font ',10' notitle", col, col, col)
+train_clipped = TRAIN_HIGH_max > ytop ? clip_marks(8) : ''
+eval_clipped = EVAL_HIGH_max > ytop ? clip_marks(11) : ''
 
 set ylabel "success rate per training episode"
 set title "during training"
-plot 0.5 with lines dt 2 lc rgb '#999999' title "0.5: the memoryless ceiling", \
-     for [i=1:4] csv using (at(i, 2)):(at(i, 6)):(at(i, 7)):(at(i, 8)) with yerrorlines pt 7 ps 0.7 lc rgb colour(i) title label(i)
+set bmargin at screen 0.24; set tmargin at screen 0.86
+set lmargin at screen 0.07; set rmargin at screen 0.48
+set key at screen 0.5, screen 0.07 center center maxrows 2 width -4 samplen 2 box lc rgb '#bbbbbb'
+plot 0.5 with lines dt dt_optimal lc rgb c_memoryless title "0.5: the best memoryless success rate", \
+     for [i=1:4] csv using (dodge(i)):(at(i, 6)):(at(i, 7)):(at(i, 8)) with yerrorlines pt point(i) ps 0.8 lc rgb colour(i) title label(i) @train_clipped
 set ylabel "success rate, 100 evaluation episodes"
 set title "final evaluation"
+set lmargin at screen 0.57; set rmargin at screen 0.98
 unset key
-plot 0.5 with lines dt 2 lc rgb '#999999' notitle, \
-     for [i=1:4] csv using (at(i, 2)):(at(i, 9)):(at(i, 10)):(at(i, 11)) with yerrorlines pt 7 ps 0.7 lc rgb colour(i) notitle
+plot 0.5 with lines dt dt_optimal lc rgb c_memoryless notitle, \
+     for [i=1:4] csv using (dodge(i)):(at(i, 9)):(at(i, 10)):(at(i, 11)) with yerrorlines pt point(i) ps 0.8 lc rgb colour(i) notitle @eval_clipped
 unset multiplot

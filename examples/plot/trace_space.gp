@@ -1,7 +1,8 @@
-# Fig. 2 of the paper (fig:sierpinski; fig:sierpinski-4d for |Y| = 4), drawn from trace_space.cpp.
-# Top: one panel per λ, the traces of all length-m histories projected onto eq:subspace, coloured
+# The paper's Figure 2 (fig:sierpinski; Figure 6, fig:sierpinski-4d, for |Y| = 4), drawn from trace_space.cpp.
+# Top: one panel per λ, the traces of all length-m histories projected onto the subspace of the
+# paper's equation (4) (eq:subspace), coloured
 # by the newest observation, with the window centres marked. Bottom: box counts N(ε) and the fitted
-# lines of the box-counting estimate, against d_λ of lem:minkowski.
+# lines of the box-counting estimate, against d_λ of Lemma 4.4 (lem:minkowski).
 # Variables (gnuplot -e): csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]),
 # boxes (panel,lambda,observations,length,epsilon,count,fit,d_lambda,estimate), out (the PNG),
 # lambdas, estimates, dimensions (space-separated, one per panel), observations (3 or 4), length (m).
@@ -22,9 +23,10 @@ colour(y) = y == 0 ? '#1b9e77' : y == 1 ? '#d95f02' : y == 2 ? '#7570b3' : '#e72
 lcolour(k) = k == 0 ? '#000000' : k == 1 ? '#0072b2' : k == 2 ? '#cc3311' : k == 3 ? '#009e73' : k == 4 ? '#ee7733' : '#aa3377'
 sel(p, len, y) = (column(1) == p && column(4) == len && (y < 0 || column(6) == y))
 
-set terminal pngcairo size 600 * (panels < 3 ? 3 : panels), 1150 font 'Sans,14' enhanced
-set output out
-set multiplot title sprintf('Trace space of one-hot observations, |Y| = %d (paper %s): Z_{/Symbol l}^{%d} projected onto {/Symbol S}_i z_i = 1 - {/Symbol l}^{%d}', n, n == 3 ? 'Fig. 2' : 'fig:sierpinski-4d', m, m) font 'Sans,17'
+dir_of(path) = strstrt(path, '/') == 0 ? '' : path[:strstrt(path, '/')] . dir_of(path[strstrt(path, '/') + 1:])
+load dir_of(ARG0).'style.gp'
+eval terminal(600 * (panels < 3 ? 3 : panels), 1150, 14, 1)
+set multiplot title sprintf('Trace space of one-hot observations, |Y| = %d (paper %s): Z_λ^{%d} projected onto Σ_i z_i = 1 - λ^{%d} (equation 4)', n, n == 3 ? 'Figure 2' : 'Figure 6, Appendix A', m, m) font 'Sans,17'
 
 top = 0.45
 width = 1.0 / panels
@@ -34,7 +36,7 @@ do for [p = 0:panels - 1] {
   lambda = word(lambdas, p + 1) + 0
   set origin p * width, top
   set size width, 0.93 - top
-  set title sprintf('{/Symbol l} = %s', word(lambdas, p + 1)) font 'Sans,16'
+  set title sprintf('λ = %s', word(lambdas, p + 1)) font 'Sans,16'
   unset key
   if (n == 3) {
     set size ratio -1
@@ -98,9 +100,9 @@ do for [y = 0:n - 1] {
   set label y + 1 sprintf('newest y_0 = %d', y) at screen x0 + dx * y, y_legend left offset 1.2, 0 \
     point pt 7 ps 1.5 lc rgb colour(y) font 'Sans,13'
 }
-set label 11 'length-1 window centre (1-{/Symbol l}) e_{y_0}' at screen x0 + dx * n + 0.02, y_legend left \
+set label 11 'length-1 window centre (1-λ) e_{y_0}' at screen x0 + dx * n + 0.02, y_legend left \
   offset 1.5, 0 point pt 6 ps 2.2 lw 2 lc rgb 'black' font 'Sans,13'
-set label 12 'length-2 window centre z_{/Symbol l}(y_{-1}, y_0)' at screen x0 + dx * n + 0.25, y_legend left \
+set label 12 'length-2 window centre z_λ(y_{-1}, y_0)' at screen x0 + dx * n + 0.25, y_legend left \
   offset 1.5, 0 point pt 1 ps 1.3 lw 1.5 lc rgb 'black' font 'Sans,13'
 plot NaN notitle
 unset label
@@ -112,17 +114,17 @@ set origin 0.1, 0.0
 set size 0.8, top - 0.07
 set logscale xy
 set format y '10^{%T}'
-set xlabel '1/{/Symbol e} (box side {/Symbol e})'
-set ylabel 'occupied boxes N({/Symbol e})'
+set xlabel '1/ε (box side ε)'
+set ylabel 'occupied boxes N(ε)'
 set tics out nomirror
-set grid lc rgb '#dddddd'
+set grid lc rgb c_grid
 set key inside top left reverse Left spacing 1.3 font 'Sans,12' box lc rgb '#cccccc' opaque
-set title 'Box counting of Z_{/Symbol l}: slope of log N({/Symbol e}) against log 1/{/Symbol e} vs. d_{/Symbol l} = log|Y| / log(1/{/Symbol l}) (lem:minkowski)' font 'Sans,15'
+set title 'Box counting of Z_λ: slope of log N(ε) against log 1/ε vs. d_λ = log|Y| / log(1/λ), the Minkowski dimension of Lemma 4.4' font 'Sans,15'
 estimate(p) = words(estimates) > p ? word(estimates, p + 1) + 0 : NaN
 dimension(p) = words(dimensions) > p ? word(dimensions, p + 1) + 0 : NaN
 plot for [p = 0:panels - 1] boxes using (column(1) == p ? 1 / column(5) : NaN):6 skip 1 \
        with points pt 7 ps 1.2 lc rgb lcolour(p) \
-       title sprintf('{/Symbol l} = %s: slope %.3f, d_{/Symbol l} = %.3f, bound min(|Y|-1, d_{/Symbol l}) = %.3f', \
+       title sprintf('λ = %s: slope %.3f, d_λ = %.3f, bound min(|Y|-1, d_λ) = %.3f', \
                      word(lambdas, p + 1), estimate(p), dimension(p), dimension(p) < n - 1 ? dimension(p) : n - 1), \
      for [p = 0:panels - 1] boxes using (column(1) == p ? 1 / column(5) : NaN):7 skip 1 \
        with lines lw 1.5 lc rgb lcolour(p) notitle

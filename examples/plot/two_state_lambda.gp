@@ -1,4 +1,4 @@
-# Fig. 4 of the paper (fig:pq): two heat maps over the (p, q) grid of two_state_lambda.cpp.
+# The paper's Figure 3 (fig:pq, §5.2): two heat maps over the (p, q) grid of two_state_lambda.cpp.
 # Variables (gnuplot -e): csv (p,q,state_estimate,lambda_star,min_lipschitz; p outer, q inner),
 # out (the PNG), history (e.g. "1,1,1,0"), length (n), axis_max (the grid covers [0, axis_max]²).
 if (!exists("csv")) csv = 'two_state_lambda_out/two_state_lambda.csv'
@@ -7,8 +7,9 @@ if (!exists("history")) history = '1,1,1,0'
 if (!exists("length")) length = '4'
 if (!exists("axis_max")) axis_max = '0.5'
 
-set terminal pngcairo size 1500,640 font 'Sans,15' enhanced
-set output out
+dir_of(path) = strstrt(path, '/') == 0 ? '' : path[:strstrt(path, '/')] . dir_of(path[strstrt(path, '/') + 1:])
+load dir_of(ARG0).'style.gp'
+eval terminal(1500, 640, 15, 1)
 set datafile separator ','
 
 # Blue below 1/2, white at 1/2, red above: red is state 1 on the left and slow forgetting on the right.
@@ -23,12 +24,12 @@ set key off
 set xrange [0:axis_max + 0]
 set yrange [0:axis_max + 0]
 
-set multiplot layout 1,2 title 'Two-state HMM (paper Fig. 4): switch with probability p, observation flipped with probability q'
+set multiplot layout 1,2 title "Paper Figure 3 (§5.2): the two-state HMM, switching with probability p, observation flipped with probability q\n{/*0.8 red: the newest observation is 0, yet state 1 is the more likely (left); forgetting slowly, λ* ≥ 1/2, is best (right)}"
 set title sprintf('State estimate P(x_t = 1 | y = %s)', history)
 set cblabel 'P(x_t = 1 | history)'
 plot csv using 1:2:3 skip 1 with image
 
-set title sprintf('{/Symbol l}* minimising the Lipschitz constant (length-%s histories)', length)
-set cblabel '{/Symbol l}*'
+set title sprintf('λ* minimising the Lipschitz constant (length-%s histories)', length)
+set cblabel 'λ*'
 plot csv using 1:2:4 skip 1 with image
 unset multiplot
