@@ -1,0 +1,92 @@
+// The fragments of docs/experiments.md, compiled and run by ctest (docs/design.md, "Doc snippets
+// are compiled"). Each function holds one ```cpp block of the page, as it is written there, and
+// defines around it what the page leaves to the reader. Files go to the working directory.
+#include <memtrace/experiment/results.hpp>
+#include <memtrace/experiment/shard.hpp>
+#include <memtrace/experiment/statistics.hpp>
+#include <memtrace/experiment/sweep.hpp>
+#include <memtrace/random.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::uint64_t seed = 3;
+const std::size_t num_settings = 4, num_seeds = 5, num_runs = num_settings * num_seeds;
+
+// A stand-in for an experiment: the setting plus a number drawn from the run's own generator.
+double one_experiment(std::size_t setting, memtrace::DefaultGenerator& gen) {
+  return static_cast<double>(setting) + memtrace::uniform_real(gen);
+}
+
+bool parallel() {
+  std::vector<double> errors(num_runs);
+  memtrace::parallel_runs(num_runs, [&](std::size_t run) {
+    auto gen = memtrace::make_stream(seed, run);  // this run's own generator
+    errors[run] = one_experiment(run / num_seeds, gen);
+  });
+
+  std::vector<double> errors_of_one_setting(errors.begin(), errors.begin() + num_seeds);
+  memtrace::Summary s = memtrace::summarize(errors_of_one_setting);  // std::span<const double>
+  // s.n, s.mean, s.sd, s.ci_low, s.ci_high
+  return s.n == num_seeds && s.ci_low < s.mean && s.mean < s.ci_high && s.mean < 1.0;
+}
+
+bool checkpointed() {
+  std::filesystem::remove("sweep.csv");
+  memtrace::ResultsCsv out("sweep.csv", {"setting", "seed", "value_error"}, 2);  // 2 key columns
+  memtrace::checkpointed_runs(
+      out, num_settings * num_seeds,
+      [&](std::size_t i) { return memtrace::csv_row(i / num_seeds, i % num_seeds); },  // the key
+      [&](std::size_t i) {                                                             // the rest
+        auto gen = memtrace::make_stream(seed, i);
+        return memtrace::csv_row(one_experiment(i / num_seeds, gen));
+      });
+  return out.size() == num_runs;
+}
+
+const std::string description = "docs/experiments.md: a sweep in two shards";
+const std::vector<std::string> header{"run", "value"};
+const std::size_t key_columns = 1;
+
+std::vector<std::string> run_experiment(std::size_t run) {
+  auto gen = memtrace::make_stream(seed, run);
+  return memtrace::csv_row(run, one_experiment(run / num_seeds, gen));
+}
+
+void one_shard(const std::string& flag_text, const std::filesystem::path& out_dir) {
+  memtrace::Shard shard = memtrace::parse_shard(flag_text, "--shard");  // "I/N"; throws naming the flag
+  memtrace::prepare_results_folder(out_dir, description, shard);        // experiment.txt, shard.txt
+  memtrace::ResultsCsv out(out_dir / "runs.csv", header, key_columns);
+  for (std::size_t run : shard.runs(num_runs)) out.append(run_experiment(run));  // or: if (shard.contains(run))
+}
+
+bool shards() {
+  const std::filesystem::path base = "experiments_shards";
+  std::filesystem::remove_all(base);
+  one_shard("0/2", base / "0");
+  one_shard("1/2", base / "1");
+  const std::vector<std::filesystem::path> folders{base / "0", base / "1"};
+  const std::filesystem::path out_dir = base / "merged";
+  std::vector<std::vector<std::string>> every_run_key;
+  for (std::size_t run = 0; run < num_runs; ++run) every_run_key.push_back(memtrace::csv_row(run));
+
+  memtrace::MergeSpec spec;
+  spec.description = description;  // what experiment.txt must say
+  spec.header = header;            // the results file (spec.results_file, default "runs.csv")
+  spec.key_columns = key_columns;
+  spec.keys = every_run_key;  // the key of each of the R runs, in the order wanted
+  memtrace::CsvTable runs = memtrace::merge_shards_into(out_dir, folders, spec);
+  return runs.rows.size() == num_runs;
+}
+
+}  // namespace
+
+int main() {
+  const bool ok = parallel() && checkpointed() && shards();
+  std::puts(ok ? "docs/experiments.md: ok" : "docs/experiments.md: a fragment computed something else");
+  return ok ? 0 : 1;
+}
