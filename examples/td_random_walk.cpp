@@ -30,6 +30,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cli.hpp"
@@ -118,10 +119,25 @@ struct Group {
   std::vector<double> alphas;         // one per learner
 };
 
+/// The memory a spec names: the one place the example turns its names (CLI, CSV) into types; the
+/// exact analysis is then the same call for every memory (analysis/value_error.hpp).
+using AnyMemory = std::variant<MemoryTrace<>, Window<>, ConcatWindow<>>;
+
+AnyMemory memory_of(const MemorySpec& spec, std::size_t num_observations) {
+  switch (spec.kind) {
+    case Kind::trace:
+      return MemoryTrace<>(spec.lambda, num_observations);
+    case Kind::window:
+      return Window<>(spec.m, num_observations);
+    case Kind::concat:
+      break;
+  }
+  return ConcatWindow<>(spec.m, num_observations);
+}
+
 /// What the exact analysis knows about one memory.
 struct Exact {
-  LinearMoments linear;  // traces and concat windows
-  WindowMoments window;  // full windows
+  std::variant<TraceMoments, WindowMoments, LinearMoments> moments;
   double ve_optimal = 0.0;
   double ve_td_fixed_point = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed
 };
@@ -129,24 +145,23 @@ struct Exact {
 constexpr std::size_t max_fixed_point_table = std::size_t{1} << 21;  // windows of m <= 6 for |Y| = 11
 
 Exact analyse(const StationaryProcess& process, const MemorySpec& spec) {
-  Exact e;
-  switch (spec.kind) {
-    case Kind::trace:
-    case Kind::concat: {
-      e.linear = spec.kind == Kind::trace ? trace_moments(process, spec.lambda) : concat_moments(process, spec.m);
-      e.ve_optimal = linear_value_error(e.linear, optimal_linear_weights(e.linear));
-      e.ve_td_fixed_point = linear_value_error(e.linear, linear_td_fixed_point(e.linear, process.gamma()));
-      break;
-    }
-    case Kind::window: {
-      e.window = window_moments(process, spec.m);
-      e.ve_optimal = optimal_window_value_error(e.window);
-      if (static_cast<std::size_t>(e.window.probability.size()) <= max_fixed_point_table)
-        e.ve_td_fixed_point = window_value_error(e.window, window_td_fixed_point(process, spec.m));
-      break;
-    }
-  }
-  return e;
+  return std::visit(
+      [&](const auto& memory) {
+        auto moments = exact_moments(process, memory);
+        Exact e;
+        e.ve_optimal = optimal_value_error(moments);
+        if (num_weights(moments) <= max_fixed_point_table)
+          e.ve_td_fixed_point = value_error(moments, td_fixed_point(process, memory));
+        e.moments = std::move(moments);
+        return e;
+      },
+      memory_of(spec, process.num_observations()));
+}
+
+/// The value errors of the columns of `weights` under the memory's moments.
+template <class Derived>
+Eigen::VectorXd value_errors_of(const Exact& e, const Eigen::MatrixBase<Derived>& weights) {
+  return std::visit([&](const auto& moments) { return value_errors(moments, weights); }, e.moments);
 }
 
 /// One seed of one group: runs every learner of the group on the walk of that seed and returns the
@@ -165,8 +180,7 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
     // Traces: one memory (λ) per learner. A learner that diverged gets VE +inf.
     const auto record = [&](std::size_t, std::span<const TraceTd<>> learners) {
       for (std::size_t i = 0; i < k; ++i)
-        ve[i * record_at.size() + column] =
-            linear_value_errors(exact[g.memories[i]].get().linear, learners[i].weights())[0];
+        ve[i * record_at.size() + column] = value_errors_of(exact[g.memories[i]].get(), learners[i].weights())[0];
       ++column;
     };
     std::vector<TraceTd<>> learners;
@@ -176,8 +190,7 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
     // One bank of learners (one per step size) on one window memory.
     const auto record_bank = [&](std::size_t, const LinearTdBank& bank) {
       const Exact& e = exact[g.memories.front()].get();  // one memory for the whole bank
-      const Eigen::VectorXd errors = g.kind == Kind::window ? window_value_errors(e.window, bank.weights())
-                                                            : linear_value_errors(e.linear, bank.weights());
+      const Eigen::VectorXd errors = value_errors_of(e, bank.weights());
       for (std::size_t i = 0; i < k; ++i) ve[i * record_at.size() + column] = errors[static_cast<Eigen::Index>(i)];
       ++column;
     };

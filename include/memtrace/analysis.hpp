@@ -14,4 +14,5 @@
 #include "memtrace/analysis/trace_geometry.hpp"
 #include "memtrace/analysis/trace_space.hpp"
 #include "memtrace/analysis/trace_value_error.hpp"
+#include "memtrace/analysis/value_error.hpp"
 #include "memtrace/analysis/window_value_error.hpp"

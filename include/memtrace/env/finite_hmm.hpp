@@ -31,12 +31,16 @@ namespace memtrace {
 /// (terminated = true); the next step must follow a reset. A terminal state's row of P is used
 /// only by analysis (e.g. restarting from `initial` turns an episodic model into one Markov chain).
 /// Satisfies RewardProcess and FiniteModel (model() is the HMM itself).
-class FiniteHmm {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `FiniteHmm` is `BasicFiniteHmm<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicFiniteHmm {
  public:
   /// Sparse transition matrix and rewards. `terminal` is empty (a continuing model) or has one
   /// flag per state. Throws std::invalid_argument naming the bad matrix, row or entry.
-  FiniteHmm(SparseMatrix transition, Eigen::MatrixXd emission, Eigen::VectorXd initial, const SparseMatrix& rewards,
-            std::vector<bool> terminal = {}, double tolerance = default_row_sum_tolerance)
+  BasicFiniteHmm(SparseMatrix transition, Eigen::MatrixXd emission, Eigen::VectorXd initial,
+                 const SparseMatrix& rewards, std::vector<bool> terminal = {},
+                 double tolerance = default_row_sum_tolerance)
       : emission_(std::move(emission)), initial_(std::move(initial)), terminal_(std::move(terminal)) {
     constexpr const char* who = "FiniteHmm";
     detail::check_tolerance(who, tolerance);
@@ -71,11 +75,11 @@ class FiniteHmm {
   }
 
   /// Dense transition matrix and rewards (converted to sparse: only p(x'|x) > 0 is stored).
-  FiniteHmm(const Eigen::MatrixXd& transition, Eigen::MatrixXd emission, Eigen::VectorXd initial,
-            const Eigen::MatrixXd& rewards, std::vector<bool> terminal = {},
-            double tolerance = default_row_sum_tolerance)
-      : FiniteHmm(SparseMatrix(transition.sparseView(1.0, 0.0)), std::move(emission), std::move(initial),
-                  SparseMatrix(rewards.sparseView(1.0, 0.0)), std::move(terminal), tolerance) {}
+  BasicFiniteHmm(const Eigen::MatrixXd& transition, Eigen::MatrixXd emission, Eigen::VectorXd initial,
+                 const Eigen::MatrixXd& rewards, std::vector<bool> terminal = {},
+                 double tolerance = default_row_sum_tolerance)
+      : BasicFiniteHmm(SparseMatrix(transition.sparseView(1.0, 0.0)), std::move(emission), std::move(initial),
+                       SparseMatrix(rewards.sparseView(1.0, 0.0)), std::move(terminal), tolerance) {}
 
   /// Draws x_0 ~ initial and returns y_0 ~ O(.|x_0).
   template <std::uniform_random_bit_generator G>
@@ -98,7 +102,7 @@ class FiniteHmm {
   [[nodiscard]] std::size_t num_observations() const noexcept { return static_cast<std::size_t>(emission_.cols()); }
 
   /// The explicit model: the HMM itself.
-  [[nodiscard]] const FiniteHmm& model() const noexcept { return *this; }
+  [[nodiscard]] const BasicFiniteHmm& model() const noexcept { return *this; }
 
   /// transition(x, x') = p(x' | x), row-stochastic; only positive entries are stored.
   [[nodiscard]] const SparseMatrix& transition() const noexcept { return transition_; }
@@ -131,5 +135,6 @@ class FiniteHmm {
   detail::AliasTable initial_sampler_;
   State state_ = 0;
 };
+using FiniteHmm = BasicFiniteHmm<>;
 
 }  // namespace memtrace

@@ -57,10 +57,13 @@ struct NoisyRandomWalkParameters {
 /// model() use that realised value, so simulator and model agree exactly. Larger walks take three
 /// draws: uniform_index for the offset, uniform_real < noise, uniform_index(gen, |Y|).
 /// Satisfies RewardProcess and FiniteModel.
-class NoisyRandomWalk {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `NoisyRandomWalk` is `BasicNoisyRandomWalk<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicNoisyRandomWalk {
  public:
-  NoisyRandomWalk() : NoisyRandomWalk(NoisyRandomWalkParameters{}) {}
-  explicit NoisyRandomWalk(const NoisyRandomWalkParameters& parameters)
+  BasicNoisyRandomWalk() : BasicNoisyRandomWalk(NoisyRandomWalkParameters{}) {}
+  explicit BasicNoisyRandomWalk(const NoisyRandomWalkParameters& parameters)
       : parameters_(parameters), start_(parameters.start.value_or(parameters.num_states / 2)) {
     constexpr const char* who = "NoisyRandomWalk";
     const auto& p = parameters_;
@@ -239,5 +242,6 @@ class NoisyRandomWalk {
   double noise_ = 0.5;  // as realised by the simulator
   std::uint64_t noise_threshold_ = 0, offset_reject_ = 0, observation_reject_ = 0;
 };
+using NoisyRandomWalk = BasicNoisyRandomWalk<>;
 
 }  // namespace memtrace

@@ -63,9 +63,12 @@ inline constexpr std::size_t num_actions = 2;
 /// States (2k + 3): corridor_state(i, cue) for positions i in [0, k - 2] and cue 0 (a) or 1 (b);
 /// junction_state(cue, sign) at position k - 1 with sign 0 (x) or 1 (y); terminal_state(), which
 /// emits o and whose row of the model restarts an episode. Satisfies Pomdp.
-class TMaze {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `TMaze` is `BasicTMaze<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicTMaze {
  public:
-  explicit TMaze(std::size_t corridor_length) : k_(corridor_length) {
+  explicit BasicTMaze(std::size_t corridor_length) : k_(corridor_length) {
     if (corridor_length < 2) detail::invalid("TMaze: corridor_length must be at least 2, got ", corridor_length);
     detail::check_state_count("TMaze", "2k + 3", detail::checked_affine(2, corridor_length, 3), corridor_length);
   }
@@ -166,12 +169,16 @@ class TMaze {
   std::size_t sign_ = 0;      // 0: x, 1: y (drawn on entering the junction)
   std::size_t position_ = 0;  // 0 .. k - 1 in the corridor, k after the final action
 };
+using TMaze = BasicTMaze<>;
 
 /// The T-maze under the fixed policy that always goes up (the proof of thm:tmaze): an HMM whose
 /// state values are tab:tmaze-v (0 before the junction, ±1 at it). Satisfies FiniteModel.
-class TMazeAlwaysUp {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicTMazeAlwaysUp {
  public:
-  explicit TMazeAlwaysUp(std::size_t corridor_length) : maze_(corridor_length) {}
+  explicit BasicTMazeAlwaysUp(std::size_t corridor_length) : maze_(corridor_length) {}
 
   template <std::uniform_random_bit_generator G>
   Observation reset(G& gen) {
@@ -197,6 +204,7 @@ class TMazeAlwaysUp {
  private:
   TMaze maze_;
 };
+using TMazeAlwaysUp = BasicTMazeAlwaysUp<>;
 
 /// The T-maze's moves in the navigation variant.
 namespace tmaze {
@@ -219,10 +227,13 @@ inline constexpr std::size_t num_navigation_actions = 4;
 /// States (4k + 1): position(i, cue, sign) = 4i + 2 sign + cue, and terminal_state() = 4k.
 /// model() is the FinitePomdp without the time limit (a truncation, not part of the dynamics).
 /// Satisfies Pomdp.
-class TMazeNavigation {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `TMazeNavigation` is `BasicTMazeNavigation<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicTMazeNavigation {
  public:
-  explicit TMazeNavigation(std::size_t corridor_length, std::size_t max_episode_steps = limit_of_paper,
-                           double wrong_reward = -1.0)
+  explicit BasicTMazeNavigation(std::size_t corridor_length, std::size_t max_episode_steps = limit_of_paper,
+                                double wrong_reward = -1.0)
       : k_(corridor_length), wrong_reward_(wrong_reward) {
     if (corridor_length < 2)
       detail::invalid("TMazeNavigation: corridor_length must be at least 2, got ", corridor_length);
@@ -355,5 +366,6 @@ class TMazeNavigation {
   std::size_t steps_ = 0;
   bool done_ = false;
 };
+using TMazeNavigation = BasicTMazeNavigation<>;
 
 }  // namespace memtrace

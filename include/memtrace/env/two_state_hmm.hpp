@@ -26,10 +26,13 @@ namespace memtrace {
 /// model's r(x, x') is its expectation, (1 - q) r(x') + q r(1 - x'). Draws: reset one
 /// uniform_index(gen, 2) and one uniform_real; step two uniform_real (switch, then flip).
 /// Satisfies RewardProcess and FiniteModel.
-class TwoStateHmm {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `TwoStateHmm` is `BasicTwoStateHmm<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicTwoStateHmm {
  public:
   /// Throws std::invalid_argument unless p and q are in [0, 1] and both rewards are finite.
-  TwoStateHmm(double p, double q, std::array<double, 2> observation_rewards = {0.0, 1.0})
+  BasicTwoStateHmm(double p, double q, std::array<double, 2> observation_rewards = {0.0, 1.0})
       : p_(p), q_(q), rewards_(observation_rewards) {
     detail::check_probability("TwoStateHmm", "p", p);
     detail::check_probability("TwoStateHmm", "q", q);
@@ -80,5 +83,6 @@ class TwoStateHmm {
   std::array<double, 2> rewards_;
   State x_ = 0;
 };
+using TwoStateHmm = BasicTwoStateHmm<>;
 
 }  // namespace memtrace
