@@ -1,9 +1,9 @@
 #pragma once
-// Shared by the env_*_test programs: does a simulator sample what its model says? Every cell of
-// P, O, the initial distribution and the rewards is compared with its empirical frequency (mean)
-// within a deviation bound computed from the number of samples behind it, with a union bound
-// over all cells, so a correct simulator fails with probability below 1e-6 (and a fixed seed
-// makes the outcome deterministic).
+// Shared by the env_*_test programs (and the analysis tests of episodic models): does a simulator
+// sample what its model says? Every cell of P, O, the initial distribution and the rewards is
+// compared with its empirical frequency (mean) within a deviation bound computed from the number
+// of samples behind it, with a union bound over all cells, so a correct simulator fails with
+// probability below 1e-6 (and a fixed seed makes the outcome deterministic).
 #include <Eigen/Core>
 #include <cmath>
 #include <cstddef>
@@ -27,6 +27,16 @@ inline Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, s
     m.row(i) /= m.row(i).sum();
   }
   return m;
+}
+
+/// An episodic HMM for the forward filter's terminal convention: state 3 is terminal (its own row
+/// absorbs; the analysis restarts it from `initial`) and shares observations 1 and 2 with the
+/// others, so a history can end in it with any probability between 0 and 1.
+inline FiniteHmm episodic_hmm() {
+  Eigen::MatrixXd p{{0.2, 0.3, 0.3, 0.2}, {0.1, 0.4, 0.2, 0.3}, {0.3, 0.2, 0.1, 0.4}, {0.0, 0.0, 0.0, 1.0}};
+  Eigen::MatrixXd o{{0.7, 0.2, 0.1}, {0.1, 0.6, 0.3}, {0.2, 0.2, 0.6}, {0.0, 0.5, 0.5}};
+  Eigen::MatrixXd r{{1.0, -1.0, 0.5, 2.0}, {0.0, 2.0, 0.5, -1.0}, {-2.0, 0.0, 1.0, 3.0}, {0.0, 0.0, 0.0, 0.0}};
+  return FiniteHmm(p, o, Eigen::Vector4d(0.6, 0.4, 0.0, 0.0), r, {false, false, false, true});
 }
 
 /// Bernstein: the mean of n Bernoulli(p) draws deviates from p by more than this with probability
