@@ -1,8 +1,9 @@
 #pragma once
 // The bounds of paper §5 (complexity of offline on-policy evaluation) as functions: the metric
 // entropies of the window class F_m (lem:H-window) and of the L-Lipschitz trace class F_{λ,L}
-// (lem:H-trace), the translations between the two (the Window-to-trace theorem and thm:ttw), the
-// Hoeffding bound (thm:hoeffding, lem:ve-norm) and the constants of the T-maze (thm:tmaze).
+// (lem:H-trace), the translations between the two (the Window-to-trace theorem and thm:ttw) and the
+// Hoeffding bound (thm:hoeffding, lem:ve-norm). The T-maze's constants (thm:tmaze) are in
+// tmaze_complexity.hpp, beside its histories.
 // Logarithms are natural, as in the paper; Δ = v̄ − v_ is the value range ("value_range").
 // Entropies overflow quickly (|Y|^m): each has a log_ variant returning log H, which stays finite
 // where H is not. See docs/theory.md.
@@ -215,28 +216,6 @@ inline void check_positive(const char* who, const char* name, double value) {
   return min_return_error +
          value_range * value_range * std::sqrt((entropy + std::log(2.0 / delta)) / (2.0 * static_cast<double>(n))) +
          excess;
-}
-
-/// thm:tmaze: the shortest window with zero return error in the T-maze of corridor length k is
-/// m = k (ao^{k−2}x and bo^{k−2}x differ only in y_{−k+1}).
-[[nodiscard]] inline std::size_t tmaze_window_length(std::size_t corridor_length) {
-  if (corridor_length < 2)
-    detail::invalid("tmaze_window_length: corridor_length must be at least 2, got ", corridor_length);
-  return corridor_length;
-}
-
-/// thm:tmaze: the forgetting factor of the proof, λ = (k − 1)/k.
-[[nodiscard]] inline double tmaze_lambda(std::size_t corridor_length) {
-  if (corridor_length < 2) detail::invalid("tmaze_lambda: corridor_length must be at least 2, got ", corridor_length);
-  const auto k = static_cast<double>(corridor_length);
-  return (k - 1.0) / k;
-}
-
-/// thm:tmaze: the Lipschitz constant of the proof, L = √2 e k, which suffices at λ = (k − 1)/k.
-[[nodiscard]] inline double tmaze_lipschitz(std::size_t corridor_length) {
-  if (corridor_length < 2)
-    detail::invalid("tmaze_lipschitz: corridor_length must be at least 2, got ", corridor_length);
-  return std::numbers::sqrt2 * std::numbers::e * static_cast<double>(corridor_length);
 }
 
 }  // namespace memtrace
