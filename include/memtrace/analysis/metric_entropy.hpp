@@ -26,6 +26,22 @@ inline void check_positive(const char* who, const char* name, double value) {
     invalid(who, ": ", name, " must be positive and finite, got ", value);
 }
 
+/// The arguments of a cover of values: |Y| >= 1, ε and Δ positive and finite.
+inline void check_cover(const char* who, std::size_t num_observations, double epsilon, double value_range) {
+  check_num_observations(who, num_observations);
+  check_positive(who, "epsilon", epsilon);
+  check_positive(who, "value_range", value_range);
+}
+
+/// The same for the L-Lipschitz class, L checked after |Y| (the order of the arguments).
+inline void check_lipschitz_cover(const char* who, std::size_t num_observations, double lipschitz, double epsilon,
+                                  double value_range) {
+  check_num_observations(who, num_observations);
+  check_positive(who, "lipschitz", lipschitz);
+  check_positive(who, "epsilon", epsilon);
+  check_positive(who, "value_range", value_range);
+}
+
 /// log⌈c⌉ for c > 0 (the log of a number of grid points); +inf if c overflowed to inf.
 [[nodiscard]] inline double log_ceil(double c) { return std::log(std::ceil(c)); }
 
@@ -53,9 +69,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double window_entropy(std::size_t m, std::size_t num_observations, double epsilon,
                                            double value_range) {
   constexpr const char* who = "window_entropy";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_cover(who, num_observations, epsilon, value_range);
   const double log_count = detail::entropy::log_ceil(value_range / (2.0 * epsilon));
   const double windows = std::pow(static_cast<double>(num_observations), static_cast<double>(m));
   if (std::isfinite(windows)) return windows * log_count;
@@ -68,9 +82,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double log_window_entropy(std::size_t m, std::size_t num_observations, double epsilon,
                                                double value_range) {
   constexpr const char* who = "log_window_entropy";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_cover(who, num_observations, epsilon, value_range);
   return detail::entropy::log_product(static_cast<double>(m) * std::log(static_cast<double>(num_observations)),
                                       detail::entropy::log_ceil(value_range / (2.0 * epsilon)));
 }
@@ -83,10 +95,7 @@ inline void check_positive(const char* who, const char* name, double value) {
                                                               double value_range) {
   constexpr const char* who = "log_trace_entropy_bound_dimension";
   detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   const double d = d_lambda(lambda, num_observations);
   const double log_factor =
       std::log(static_cast<double>(num_observations)) + (d == 0.0 ? 0.0 : d * std::log(2.0 * lipschitz / epsilon));
@@ -106,10 +115,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double log_trace_entropy_bound_subspace(double lipschitz, std::size_t num_observations,
                                                              double epsilon, double value_range) {
   constexpr const char* who = "log_trace_entropy_bound_subspace";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   const auto affine = static_cast<double>(num_observations - 1);
   const double log_factor =
       num_observations == 1 ? 0.0 : affine * std::log(std::ceil(2.0 * lipschitz * std::sqrt(affine) / epsilon));
@@ -161,10 +167,7 @@ inline void check_positive(const char* who, const char* name, double value) {
                                                               double value_range) {
   constexpr const char* who = "log_trace_to_window_entropy_bound";
   detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   if (!(epsilon < lipschitz))
     detail::invalid(who, ": epsilon must be below lipschitz = ", lipschitz, " (thm:ttw), got ", epsilon);
   const double d = d_lambda(lambda, num_observations);
