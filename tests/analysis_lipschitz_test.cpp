@@ -40,33 +40,6 @@ std::vector<std::vector<Observation>> all_histories(std::size_t num_observations
   return level;
 }
 
-/// p(h, x_t non-terminal) and Σ_{x non-terminal} p(h, x_t = x) v(x) by summing over every hidden
-/// path x_1..x_n (|X|^n terms) of the chain p (for an episodic model, its restart chain).
-std::pair<double, double> brute_force(const Eigen::MatrixXd& p, const Eigen::MatrixXd& o, const Eigen::VectorXd& start,
-                                      const Eigen::VectorXd& v, const std::vector<Observation>& h,
-                                      const std::vector<bool>& terminal) {
-  const auto nx = static_cast<std::size_t>(p.rows());
-  const std::size_t n = h.size();
-  std::size_t paths = 1;
-  for (std::size_t j = 0; j < n; ++j) paths *= nx;
-  double probability = 0.0, value_sum = 0.0;
-  for (std::size_t path = 0; path < paths; ++path) {
-    std::size_t rest = path;
-    Eigen::Index previous = 0;
-    double weight = 1.0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto x = static_cast<Eigen::Index>(rest % nx);
-      rest /= nx;
-      weight *= (j == 0 ? start[x] : p(previous, x)) * o(x, static_cast<Eigen::Index>(h[j]));
-      previous = x;
-    }
-    if (terminal[static_cast<std::size_t>(previous)]) continue;  // a step the value error does not weigh
-    probability += weight;
-    value_sum += weight * v[previous];
-  }
-  return {probability, value_sum};
-}
-
 /// A three-state HMM where some histories have probability 0 (state 0 only emits 0, state 2 only 1).
 FiniteHmm three_state() {
   Eigen::MatrixXd p{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}};
@@ -144,7 +117,7 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
         std::size_t next = 0;
         double total = 0.0, expected_total = 0.0;
         for (const auto& h : all_histories(env.num_observations(), n)) {
-          const auto [probability, value_sum] = brute_force(p, o, prior, v, h, process.terminal());
+          const auto [probability, value_sum] = test::path_sum(p, o, prior, v, h, process.terminal());
           if (probability <= 0.0) continue;  // omitted
           REQUIRE(next < histories.size());
           const LabelledHistory& got = histories[next++];

@@ -112,22 +112,8 @@ TEST_CASE(
   const Eigen::MatrixXd& o = env.model().emission();
   const Eigen::VectorXd v = state_values(env, gamma);
   for (const LabelledHistory& h : histories) {
-    const std::size_t n = h.history.size();
-    std::size_t paths = 1;
-    for (std::size_t j = 0; j < n; ++j) paths *= 3;  // the non-terminal states 0, 1, 2
-    double probability = 0.0, value_sum = 0.0;
-    for (std::size_t path = 0; path < paths; ++path) {
-      std::size_t rest = path;
-      Eigen::Index previous = 0;
-      double weight = 1.0;
-      for (std::size_t j = 0; j < n; ++j, rest /= 3) {
-        const auto x = static_cast<Eigen::Index>(rest % 3);
-        weight *= (j == 0 ? env.model().initial()[x] : p(previous, x)) * o(x, static_cast<Eigen::Index>(h.history[j]));
-        previous = x;
-      }
-      probability += weight;
-      value_sum += weight * v[previous];
-    }
+    const auto [probability, value_sum] =
+        test::path_sum(p, o, env.model().initial(), v, h.history, env.terminal(), /*episode=*/true);
     CHECK(h.probability == Approx(probability).epsilon(1e-13));
     CHECK(h.value == Approx(value_sum / probability).epsilon(1e-12));
   }
