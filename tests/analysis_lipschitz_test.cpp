@@ -1,7 +1,8 @@
 // Tests of analysis/lipschitz.hpp: the pair formula of the minimal Lipschitz constant against a hand
 // computation, coinciding traces and equal values, the enumerated histories against a brute-force
-// sum over hidden state paths, the bound lem:separation implies, λ* of the two-state HMM (§5.2,
-// fig:pq) on both sides of 1/2, and bad input.
+// sum over hidden state paths and, for a model with a terminal state, against the simulator, the
+// bound lem:separation implies, λ* of the two-state HMM (§5.2, fig:pq) on both sides of 1/2, and
+// bad input.
 #include <Eigen/Core>
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -10,9 +11,13 @@
 #include <memtrace/analysis/lipschitz.hpp>
 #include <memtrace/analysis/trace_geometry.hpp>
 #include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/tmaze.hpp>
 #include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/random.hpp>
 #include <numbers>
 #include <vector>
+
+#include "env_test_support.hpp"
 
 using namespace memtrace;
 using Catch::Matchers::Contains;
@@ -33,30 +38,6 @@ std::vector<std::vector<Observation>> all_histories(std::size_t num_observations
     level = std::move(next);
   }
   return level;
-}
-
-/// p(h) and Σ_x p(h, x_t = x) v(x) by summing over every hidden path x_1..x_n (|X|^n terms).
-std::pair<double, double> brute_force(const Eigen::MatrixXd& p, const Eigen::MatrixXd& o, const Eigen::VectorXd& start,
-                                      const Eigen::VectorXd& v, const std::vector<Observation>& h) {
-  const auto nx = static_cast<std::size_t>(p.rows());
-  const std::size_t n = h.size();
-  std::size_t paths = 1;
-  for (std::size_t j = 0; j < n; ++j) paths *= nx;
-  double probability = 0.0, value_sum = 0.0;
-  for (std::size_t path = 0; path < paths; ++path) {
-    std::size_t rest = path;
-    Eigen::Index previous = 0;
-    double weight = 1.0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto x = static_cast<Eigen::Index>(rest % nx);
-      rest /= nx;
-      weight *= (j == 0 ? start[x] : p(previous, x)) * o(x, static_cast<Eigen::Index>(h[j]));
-      previous = x;
-    }
-    probability += weight;
-    value_sum += weight * v[previous];
-  }
-  return {probability, value_sum};
 }
 
 /// A three-state HMM where some histories have probability 0 (state 0 only emits 0, state 2 only 1).
@@ -122,9 +103,10 @@ TEST_CASE("Coinciding traces with different values need an infinite constant, eq
 TEST_CASE("Enumerated histories carry the belief value and probability of a brute-force path sum", "[lipschitz]") {
   const TwoStateHmm two(0.2, 0.3, {-1.0, 2.0});
   const FiniteHmm three = three_state();
+  const FiniteHmm episodic = test::episodic_hmm();
   const auto check = [](const auto& env, double gamma) {
     const StationaryProcess process(env, gamma);
-    const Eigen::MatrixXd p = process.transition();
+    const Eigen::MatrixXd p = process.transition();  // the restart chain of an episodic model
     const Eigen::MatrixXd& o = process.emission();
     const Eigen::VectorXd v = state_values(env, gamma);
     for (const HistoryStart start : {HistoryStart::stationary, HistoryStart::initial}) {
@@ -133,9 +115,9 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
         INFO("|X| = " << env.num_states() << ", n = " << n << ", start " << static_cast<int>(start));
         const auto histories = labelled_histories(env, n, gamma, start);
         std::size_t next = 0;
-        double total = 0.0;
+        double total = 0.0, expected_total = 0.0;
         for (const auto& h : all_histories(env.num_observations(), n)) {
-          const auto [probability, value_sum] = brute_force(p, o, prior, v, h);
+          const auto [probability, value_sum] = test::path_sum(p, o, prior, v, h, process.terminal());
           if (probability <= 0.0) continue;  // omitted
           REQUIRE(next < histories.size());
           const LabelledHistory& got = histories[next++];
@@ -143,14 +125,19 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
           CHECK(got.probability == Approx(probability).epsilon(1e-13));
           CHECK(got.value == Approx(value_sum / probability).epsilon(1e-12));
           total += got.probability;
+          expected_total += probability;
         }
         CHECK(next == histories.size());
-        CHECK(total == Approx(1.0).epsilon(1e-13));
+        CHECK(total == Approx(expected_total).epsilon(1e-13));  // p(x_t non-terminal): 1 without terminal states
       }
     }
   };
   check(two, 0.8);
   check(three, 0.9);
+  check(episodic, 0.9);
+  // The terminal state emits only 1 or 2: a window ending in 0 is never terminal, one ending in 1 or
+  // 2 sometimes, and none ends in it surely, so all 3^n windows are listed with weights below p(h).
+  CHECK(labelled_histories(episodic, 3, 0.9).size() == 27);
   // From the initial distribution (1, 0, 0) the first observation is 0: half the histories are gone.
   CHECK(labelled_histories(three, 3, 0.9, HistoryStart::initial).size() < 8);
   CHECK(labelled_histories(three, 3, 0.9).size() == 8);
@@ -159,6 +146,76 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
   const auto histories = labelled_histories(process, 4);
   CHECK(minimal_lipschitz_constant(two, 0.6, 4, 0.8) == minimal_lipschitz_constant(histories, 0.6, 2));
   CHECK(minimal_lipschitz_constant(process, 0.6, 4) == minimal_lipschitz_constant(histories, 0.6, 2));
+}
+
+TEST_CASE(
+    "Windows of the stationary history of an episodic model: labelled_histories equals the simulator's "
+    "frequencies and conditional means",
+    "[lipschitz][terminal][monte_carlo]") {
+  // Independent runs of the simulator, each RUN chain steps long (a terminal state is one step, the
+  // reset the next, as in the restart chain; the observations run on across episodes), and at
+  // the end the last n observations and v(x_t) if x_t is not terminal: the frequency of a window is
+  // p(h, x_t non-terminal), its mean value E[v(x_t) | h, x_t non-terminal].
+  FiniteHmm env = test::episodic_hmm();
+  const double gamma = 0.9;
+  const std::size_t n = 2, runs = 40'000, run_length = 60;  // the chain mixes to ~1e-20 in 60 steps
+  const auto histories = labelled_histories(env, n, gamma);
+  REQUIRE(histories.size() == 9);
+  const Eigen::VectorXd v = state_values(env, gamma);
+  const double lo = v.head(3).minCoeff(), hi = v.head(3).maxCoeff();
+  std::vector<double> count(9, 0.0), value_sum(9, 0.0);
+  Xoshiro256StarStar gen(20261126);
+  for (std::size_t run = 0; run < runs; ++run) {
+    std::vector<Observation> ys{env.reset(gen)};
+    for (std::size_t t = 1; t < run_length; ++t)
+      ys.push_back(env.is_terminal(env.state()) ? env.reset(gen) : env.step(gen).observation);
+    if (env.is_terminal(env.state())) continue;
+    const std::size_t w = ys[run_length - 2] * 3 + ys[run_length - 1];  // Window<>(2, 3) index order
+    count[w] += 1.0;
+    value_sum[w] += v[static_cast<Eigen::Index>(env.state())];
+  }
+  const double delta = 1e-6 / 18.0;  // a union bound over the 9 frequencies and the 9 means
+  for (std::size_t w = 0; w < 9; ++w) {
+    const LabelledHistory& h = histories[w];
+    INFO("window " << h.history[0] << h.history[1] << ": " << count[w] << " samples");
+    CHECK(std::abs(count[w] / runs - h.probability) <= test::bernstein_halfwidth(h.probability, runs, delta));
+    REQUIRE(count[w] > 0.0);
+    CHECK(std::abs(value_sum[w] / count[w] - h.value) <= test::hoeffding_halfwidth(hi - lo, count[w], delta));
+  }
+}
+
+TEST_CASE("labelled_histories leaves out the windows that end in a terminal state for sure", "[lipschitz][terminal]") {
+  // The T-maze with k = 2 under "always up": cue (a or b), junction (x or y), terminal (o), restart.
+  // Of the 8 windows of length 2, x o and y o end in the terminal state, a step the value error
+  // does not weigh; they used to be listed with value 0 and weight 1/6.
+  using tmaze::a, tmaze::b, tmaze::o, tmaze::x, tmaze::y;
+  const auto histories = labelled_histories(TMazeAlwaysUp(2), 2, 0.9);
+  const std::vector<std::vector<Observation>> expected{{a, x}, {a, y}, {b, x}, {b, y}, {o, a}, {o, b}};
+  REQUIRE(histories.size() == expected.size());
+  // μ = 1/3 on each of the three steps, split in two by the cue or the sign: a x has 1/3 · 1/2 · 1/2,
+  // o a has 1/3 · 1/2; the six sum to P(x_t non-terminal) = 2/3.
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(histories[i].history == expected[i]);
+    CHECK(histories[i].probability == Approx(i < 4 ? 1.0 / 12.0 : 1.0 / 6.0));
+  }
+  CHECK(histories[0].value == 1.0);
+  CHECK(histories[1].value == -1.0);
+  CHECK(histories[4].value == 0.0);
+}
+
+TEST_CASE("a start state the chain never returns to keeps its value in histories from `initial`", "[lipschitz]") {
+  // State 2 holds the start only (μ = 0 there); the value of y_0 = 2 is v(2), not 0.
+  const Eigen::Matrix3d p{{0.3, 0.7, 0.0}, {0.6, 0.4, 0.0}, {0.5, 0.5, 0.0}};
+  const Eigen::MatrixXd o{{0.8, 0.2, 0.0}, {0.3, 0.7, 0.0}, {0.0, 0.0, 1.0}};
+  const Eigen::Matrix3d r{{1.0, 0.0, 0.0}, {0.0, -1.0, 0.0}, {4.0, 2.0, 0.0}};
+  const FiniteHmm env(p, o, Eigen::Vector3d(0.0, 0.0, 1.0), r);
+  const StationaryProcess process(env, 0.5);
+  REQUIRE(process.stationary()[2] == 0.0);
+  const auto first = labelled_histories(env, 1, 0.5, HistoryStart::initial);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].history == std::vector<Observation>{2});
+  CHECK(first[0].value == Approx(process.values()[2]));
+  CHECK(first[0].value != 0.0);
 }
 
 TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-n histories", "[lipschitz]") {

@@ -1,17 +1,13 @@
-// Tests of analysis/metric_entropy.hpp and analysis/tmaze_complexity.hpp: every bound of §5 against
-// a hand computation, the consistency relations the paper's proofs rely on (lem:dY, thm:ttw's
-// window bound, the Window-to-trace theorem against lem:separation), and the T-maze of thm:tmaze:
-// its histories (tab:tmaze-v) and the minimal Lipschitz constant on them against √2 e k.
+// Tests of analysis/metric_entropy.hpp: every bound of §5 against a hand computation and the
+// consistency relations the paper's proofs rely on (lem:dY, thm:ttw's window bound, the
+// Window-to-trace theorem against lem:separation). The T-maze (thm:tmaze) is tested in
+// analysis_tmaze_complexity_test.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <memtrace/analysis/lipschitz.hpp>
 #include <memtrace/analysis/metric_entropy.hpp>
-#include <memtrace/analysis/tmaze_complexity.hpp>
 #include <memtrace/analysis/trace_geometry.hpp>
-#include <memtrace/env/tmaze.hpp>
-#include <memtrace/env/two_state_hmm.hpp>
 #include <numbers>
 #include <vector>
 
@@ -153,111 +149,6 @@ TEST_CASE("thm:hoeffding and lem:ve-norm match hand computations", "[entropy]") 
   CHECK(hoeffding_bound(0.0, inf, 0.1, 2.0, 0.05, 10) == inf);
 }
 
-TEST_CASE("thm:tmaze: the proof's constants and the growth of both entropies", "[entropy][tmaze]") {
-  CHECK(tmaze_window_length(7) == 7);
-  CHECK(tmaze_lambda(4) == 0.75);
-  CHECK(tmaze_lipschitz(3) == Approx(3 * sqrt2ek));
-  // The proof's second display: log⌈2/ε⌉ ⌈2√2 e k √(|Y| − 1) / ε⌉^{|Y|−1}; k = 10, ε = 0.1:
-  // ⌈2 · 38.44 · 2 / 0.1⌉ = ⌈1537.7⌉ = 1538, so 1538^4 log 20.
-  CHECK(trace_entropy_bound_subspace(tmaze_lipschitz(10), 5, 0.1, 2.0) ==
-        Approx(std::pow(1538.0, 4.0) * std::log(20.0)).epsilon(1e-12));
-  // Exponential against polynomial: one more corridor tile multiplies the window entropy by |Y| = 5;
-  // doubling k multiplies the subspace bound by about 2^{|Y|−1} = 16.
-  for (std::size_t k = 2; k <= 64; ++k) {
-    CHECK(log_window_entropy(k + 1, 5, 0.1, 2.0) - log_window_entropy(k, 5, 0.1, 2.0) == Approx(std::log(5.0)));
-    const double doubling = trace_entropy_bound_subspace(tmaze_lipschitz(2 * k), 5, 0.1, 2.0) /
-                            trace_entropy_bound_subspace(tmaze_lipschitz(k), 5, 0.1, 2.0);
-    CHECK(doubling == Approx(16.0).epsilon(0.01));
-  }
-}
-
-TEST_CASE("tmaze_histories are the histories of tab:tmaze-v", "[tmaze]") {
-  using tmaze::a, tmaze::b, tmaze::o, tmaze::x, tmaze::y;
-  for (std::size_t k = 2; k <= 16; ++k) {
-    INFO("k = " << k);
-    const auto histories = tmaze_histories(k);
-    REQUIRE(histories.size() == 2 * k + 2);
-    std::size_t corridor = 0, junction = 0;
-    for (const auto& h : histories) {
-      REQUIRE(!h.history.empty());
-      REQUIRE(h.history.size() <= k);
-      const Observation cue = h.history.front();
-      REQUIRE((cue == a || cue == b));
-      for (std::size_t t = 1; t + 1 < h.history.size(); ++t) CHECK(h.history[t] == o);
-      if (h.history.size() < k) {  // ao^i, bo^i: value 0, probability 1/2
-        if (h.history.size() > 1) CHECK(h.history.back() == o);
-        CHECK(h.value == 0.0);
-        CHECK(h.probability == Approx(0.5));
-        ++corridor;
-      } else {  // ao^{k−2}x, bo^{k−2}y: +1; bo^{k−2}x, ao^{k−2}y: −1; probability 1/4
-        const Observation sign = h.history.back();
-        REQUIRE((sign == x || sign == y));
-        CHECK(h.value == ((cue == a) == (sign == x) ? 1.0 : -1.0));
-        CHECK(h.probability == Approx(0.25));
-        ++junction;
-      }
-    }
-    CHECK(corridor == 2 * (k - 1));
-    CHECK(junction == 4);
-    // The values do not depend on γ (the only reward is the final one).
-    const auto discounted = episode_histories(TMazeAlwaysUp(k), 0.9, k + 5);
-    REQUIRE(discounted.size() == histories.size());
-    for (std::size_t i = 0; i < histories.size(); ++i) {
-      CHECK(discounted[i].history == histories[i].history);
-      CHECK(discounted[i].value == Approx(histories[i].value).margin(1e-12));
-    }
-  }
-}
-
-TEST_CASE("episode_histories agrees with labelled_histories on a continuing model", "[tmaze]") {
-  // No terminal state: the length-n histories from `initial` are labelled_histories(…, initial).
-  const TwoStateHmm env(0.2, 0.1);
-  const auto all = episode_histories(env, 0.9, 3);
-  REQUIRE(all.size() == 2 + 4 + 8);
-  const auto three = labelled_histories(env, 3, 0.9, HistoryStart::initial);
-  REQUIRE(three.size() == 8);
-  for (std::size_t i = 0; i < 8; ++i) {
-    const LabelledHistory& mine = all[6 + i];
-    CHECK(mine.history == three[i].history);
-    CHECK(mine.value == Approx(three[i].value).epsilon(1e-12));
-    CHECK(mine.probability == Approx(three[i].probability).epsilon(1e-12));
-  }
-  double total = 0.0;  // the probabilities of one length sum to 1
-  for (std::size_t i = 0; i < 8; ++i) total += all[6 + i].probability;
-  CHECK(total == Approx(1.0));
-}
-
-TEST_CASE("thm:tmaze: the minimal Lipschitz constant on the T-maze histories is below sqrt(2) e k",
-          "[tmaze][theorem]") {
-  std::vector<std::size_t> lengths;  // 2 … 32, then a few up to 64 (the pairs cost O(k²) each)
-  for (std::size_t k = 2; k <= 32; ++k) lengths.push_back(k);
-  lengths.insert(lengths.end(), {40, 48, 64});
-  for (const std::size_t k : lengths) {
-    INFO("k = " << k);
-    const double lambda = tmaze_lambda(k);
-    const auto histories = tmaze_histories(k);
-    const double minimal = minimal_lipschitz_constant(histories, lambda, tmaze::num_observations);
-    // The worst pair is ao^{k−2}x (+1) against bo^{k−2}x (−1), √2 (1 − λ) λ^{k−1} apart, so
-    // L = 2 / (√2 (1 − λ) λ^{k−1}) = √2 k (k / (k − 1))^{k−1}; the proof bounds λ^{−(k−1)} by e.
-    const auto kd = static_cast<double>(k);
-    CHECK(minimal == Approx(std::numbers::sqrt2 * kd * std::pow(kd / (kd - 1), kd - 1)).epsilon(1e-9));
-    CHECK(minimal <= tmaze_lipschitz(k));
-    // Measured: the ratio L / (√2 e k) = (1 + 1/(k−1))^{k−1} / e rises from 2/e ≈ 0.736 (k = 2) to
-    // 0.992 (k = 64). A set without the cue-b histories would give √2 k, a ratio of 1/e ≈ 0.37.
-    CHECK(minimal >= 0.73 * tmaze_lipschitz(k));
-    if (k == 2) CHECK(minimal / tmaze_lipschitz(k) == Approx(2 / std::numbers::e));
-  }
-  // A wrong history set fails the lower bound: without the cue-b histories only the sign (x against
-  // y) has to be told apart, √2/k apart with values ±1, so L = √2 k.
-  const std::size_t k = 16;
-  std::vector<LabelledHistory> only_a;
-  for (const auto& h : tmaze_histories(k))
-    if (h.history.front() == tmaze::a) only_a.push_back(h);
-  const double wrong = minimal_lipschitz_constant(only_a, tmaze_lambda(k), tmaze::num_observations);
-  CHECK(wrong == Approx(std::numbers::sqrt2 * 16));
-  CHECK(wrong < 0.73 * tmaze_lipschitz(k));
-}
-
 TEST_CASE("bad entropy arguments throw with the argument and the value named", "[entropy][errors]") {
   using Catch::Contains;
   REQUIRE_THROWS_WITH(window_entropy(3, 2, 0.0, 2.0),
@@ -313,28 +204,4 @@ TEST_CASE("bad entropy arguments throw with the argument and the value named", "
                       Contains("epsilon must be positive and finite, got 0"));
   REQUIRE_THROWS_WITH(hoeffding_bound(0.1, 1.0, 0.1, 0.0, 0.05, 10),
                       Contains("value_range must be positive and finite, got 0"));
-  REQUIRE_THROWS_WITH(tmaze_window_length(1),
-                      Contains("tmaze_window_length: corridor_length must be at least 2, got 1"));
-  REQUIRE_THROWS_WITH(tmaze_lambda(0), Contains("tmaze_lambda: corridor_length must be at least 2, got 0"));
-  REQUIRE_THROWS_WITH(tmaze_lipschitz(1), Contains("tmaze_lipschitz: corridor_length must be at least 2, got 1"));
-  REQUIRE_THROWS_WITH(tmaze_histories(1), Contains("corridor_length must be at least 2, got 1"));
-  // Refused before the ~k² observations of its histories are allocated.
-  REQUIRE_THROWS_WITH(tmaze_histories(tmaze_max_corridor_length + 1),
-                      Contains("tmaze_histories: corridor_length must be at most 8192 (its 2k + 2 histories hold "
-                               "about k^2 observations), got 8193"));
-  REQUIRE_THROWS_WITH(tmaze_histories(std::size_t{1} << 40), Contains("got 1099511627776"));
-  REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(4), 1.0, 4), Contains("gamma"));
-  REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(40), 0.5, 40, 10),
-                      Contains("episode_histories: more than max_histories = 10 histories of length <= 40"));
-}
-
-TEST_CASE("episode_histories keeps to a budget of stored observations", "[tmaze][errors]") {
-  // One observation and no terminal state: the histories of length <= L hold L(L + 1)/2
-  // observations, which grew until the allocator failed for a large max_length.
-  const Eigen::Matrix2d p{{0.5, 0.5}, {0.5, 0.5}};
-  const FiniteHmm one(p, Eigen::MatrixXd::Ones(2, 1), Eigen::Vector2d(0.5, 0.5), Eigen::Matrix2d::Ones());
-  CHECK(episode_histories(one, 0.5, 100).size() == 100);
-  CHECK_THROWS_WITH(episode_histories(one, 0.5, std::size_t{1} << 40, std::size_t{1} << 20, 5000),
-                    Catch::Contains("episode_histories: the histories of length <= max_length = 1099511627776 hold "
-                                    "more than max_observations = 5000 observations (reached at length 100)"));
 }

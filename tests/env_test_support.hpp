@@ -1,9 +1,9 @@
 #pragma once
-// Shared by the env_*_test programs: does a simulator sample what its model says? Every cell of
-// P, O, the initial distribution and the rewards is compared with its empirical frequency (mean)
-// within a deviation bound computed from the number of samples behind it, with a union bound
-// over all cells, so a correct simulator fails with probability below 1e-6 (and a fixed seed
-// makes the outcome deterministic).
+// Shared by the env_*_test programs (and the analysis tests of episodic models): does a simulator
+// sample what its model says? Every cell of P, O, the initial distribution and the rewards is
+// compared with its empirical frequency (mean) within a deviation bound computed from the number
+// of samples behind it, with a union bound over all cells, so a correct simulator fails with
+// probability below 1e-6 (and a fixed seed makes the outcome deterministic).
 #include <Eigen/Core>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <memtrace/random.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memtrace::test {
@@ -27,6 +28,46 @@ inline Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, s
     m.row(i) /= m.row(i).sum();
   }
   return m;
+}
+
+/// An episodic HMM for the forward filter's terminal convention: state 3 is terminal (its own row
+/// absorbs; the analysis restarts it from `initial`) and shares observations 1 and 2 with the
+/// others, so a history can end in it with any probability between 0 and 1.
+inline FiniteHmm episodic_hmm() {
+  Eigen::MatrixXd p{{0.2, 0.3, 0.3, 0.2}, {0.1, 0.4, 0.2, 0.3}, {0.3, 0.2, 0.1, 0.4}, {0.0, 0.0, 0.0, 1.0}};
+  Eigen::MatrixXd o{{0.7, 0.2, 0.1}, {0.1, 0.6, 0.3}, {0.2, 0.2, 0.6}, {0.0, 0.5, 0.5}};
+  Eigen::MatrixXd r{{1.0, -1.0, 0.5, 2.0}, {0.0, 2.0, 0.5, -1.0}, {-2.0, 0.0, 1.0, 3.0}, {0.0, 0.0, 0.0, 0.0}};
+  return FiniteHmm(p, o, Eigen::Vector4d(0.6, 0.4, 0.0, 0.0), r, {false, false, false, true});
+}
+
+/// p(h, x_t non-terminal) and Σ_{x non-terminal} p(h, x_t = x) v(x) by summing over every hidden
+/// path x_0..x_t (|X|^n terms) of the chain p from `start` (for an episodic model, its restart
+/// chain: what the forward filter's convention says). With `episode`, only the paths whose states
+/// are all non-terminal (one episode, as episode_histories has it).
+inline std::pair<double, double> path_sum(const Eigen::MatrixXd& p, const Eigen::MatrixXd& o,
+                                          const Eigen::VectorXd& start, const Eigen::VectorXd& v,
+                                          const std::vector<Observation>& h, const std::vector<bool>& terminal,
+                                          bool episode = false) {
+  const auto nx = static_cast<std::size_t>(p.rows());
+  std::size_t paths = 1;
+  for (std::size_t j = 0; j < h.size(); ++j) paths *= nx;
+  double probability = 0.0, value_sum = 0.0;
+  for (std::size_t path = 0; path < paths; ++path) {
+    std::size_t rest = path;
+    Eigen::Index previous = 0;
+    double weight = 1.0;
+    bool ended = false;  // a terminal state before the last step
+    for (std::size_t j = 0; j < h.size(); ++j, rest /= nx) {
+      const auto x = static_cast<Eigen::Index>(rest % nx);
+      if (j + 1 < h.size() && terminal[static_cast<std::size_t>(x)]) ended = true;
+      weight *= (j == 0 ? start[x] : p(previous, x)) * o(x, static_cast<Eigen::Index>(h[j]));
+      previous = x;
+    }
+    if (terminal[static_cast<std::size_t>(previous)] || (episode && ended)) continue;  // not weighed
+    probability += weight;
+    value_sum += weight * v[previous];
+  }
+  return {probability, value_sum};
 }
 
 /// Bernstein: the mean of n Bernoulli(p) draws deviates from p by more than this with probability

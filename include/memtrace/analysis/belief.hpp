@@ -10,31 +10,24 @@
 #include <span>
 
 #include "memtrace/analysis/markov.hpp"
+#include "memtrace/forward_filter.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 
 namespace detail {
 
-/// b ∘ O(·, y), normalised; throws if the observation has probability 0 under b.
+/// The forward filter's conditioning step on observation y (forward_filter.hpp), refusing what it
+/// cannot do: y out of range, or of probability 0 given the observations before it.
 inline void condition_on(const char* who, Eigen::VectorXd& b, const Eigen::MatrixXd& o, Observation y) {
   check_observation(who, y, static_cast<std::size_t>(o.cols()));
-  b = b.cwiseProduct(o.col(static_cast<Eigen::Index>(y)));
-  const double total = b.sum();
-  if (!(total > 0.0)) invalid(who, ": observation ", y, " has probability 0 given the observations before it");
-  b /= total;
+  if (!(condition_belief(b, o.col(static_cast<Eigen::Index>(y))) > 0.0))
+    invalid(who, ": observation ", y, " has probability 0 given the observations before it");
 }
 
+/// E[v(x_t) | h, x_t non-terminal]: the value error weighs non-terminal states only.
 inline double belief_value_of(const StationaryProcess& process, const Eigen::VectorXd& b) {
-  // The value error weighs non-terminal states only, so the estimate does too.
-  const Eigen::VectorXd& mu = process.stationary();
-  double weight = 0.0, value = 0.0;
-  for (Eigen::Index x = 0; x < b.size(); ++x) {
-    if (process.terminal()[static_cast<std::size_t>(x)] || mu[x] <= 0.0) continue;
-    weight += b[x];
-    value += b[x] * process.values()[x];
-  }
-  return weight > 0.0 ? value / weight : 0.0;
+  return non_terminal_value(b, process.values(), process.terminal()).value;
 }
 
 }  // namespace detail
@@ -50,9 +43,8 @@ inline double belief_value_of(const StationaryProcess& process, const Eigen::Vec
   if (prior.size() != process.stationary().size())
     detail::invalid(who, ": prior must have |X| = ", process.stationary().size(), " entries, got ", prior.size());
   Eigen::VectorXd b = prior;
-  const SparseMatrix& p = process.transition();
   for (std::size_t j = 0; j < window.size(); ++j) {
-    if (j > 0) b = Eigen::VectorXd(p.transpose() * b);
+    if (j > 0) b = predict_belief(process.transition().transpose(), b);
     detail::condition_on(who, b, process.emission(), window[j]);
   }
   return b;
@@ -85,7 +77,7 @@ class BeliefFilter {
   }
   void update(Observation y) {
     detail::check_observation("BeliefFilter::update", y, process_->num_observations());
-    Eigen::VectorXd next = process_->transition().transpose() * belief_;
+    Eigen::VectorXd next = predict_belief(process_->transition().transpose(), belief_);
     detail::condition_on("BeliefFilter::update", next, process_->emission(), y);
     belief_.swap(next);
   }

@@ -13,10 +13,10 @@
 #include <span>
 #include <vector>
 
-#include "memtrace/analysis/belief.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/analysis/trace_geometry.hpp"
 #include "memtrace/concepts.hpp"
+#include "memtrace/forward_filter.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/memory/window.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -163,12 +163,15 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
 
 }  // namespace detail
 
-/// All length-n histories of positive probability when the state of the oldest observation is
-/// drawn from `start` (|X| entries, a distribution), with v(h) = E[v(x_t) | h] (the belief filter's
-/// value: the process's state values with its γ, weighted by p(x_t | h) over the non-terminal
-/// states) and p(h). Enumerated depth-first from the oldest observation (forward algorithm with
-/// normalised beliefs: no underflow), in increasing Window<>(n, |Y|) index order. Refuses, before
-/// allocating, n = 0 or more than max_histories = |Y|^n histories.
+/// All length-n histories h with p(h, x_t non-terminal) > 0 when the state of the oldest
+/// observation is drawn from `start` (|X| entries, a distribution), with v(h) = E[v(x_t) | h, x_t
+/// non-terminal] (the belief filter's value: the process's state values with its γ) and
+/// probability p(h, x_t non-terminal), the weight the value error gives h (p(h) for a continuing
+/// model). The forward filter (forward_filter.hpp) runs on the process's chain: a terminal state
+/// inside h emits its observation and restarts, as in the stationary history; a history whose last
+/// state is terminal with probability 1 is not listed. Enumerated depth-first from the oldest
+/// observation (normalised beliefs: no underflow), in increasing Window<>(n, |Y|) index order.
+/// Refuses, before allocating, n = 0 or more than max_histories = |Y|^n histories.
 [[nodiscard]] inline std::vector<LabelledHistory> labelled_histories(
     const StationaryProcess& process, std::size_t n, const Eigen::VectorXd& start,
     std::size_t max_histories = default_max_histories) {
@@ -191,15 +194,17 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   std::size_t depth = 0;
   for (;;) {
     // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; mass: p(y_j | y_1..y_{j-1}).
-    Eigen::VectorXd b = predicted[depth].cwiseProduct(o.col(static_cast<Eigen::Index>(h[depth])));
-    const double mass = b.sum();
+    Eigen::VectorXd b = predicted[depth];
+    const double mass = condition_belief(b, o.col(static_cast<Eigen::Index>(h[depth])));
     if (mass > 0.0) {
-      b /= mass;
       if (depth + 1 == n) {
-        out.push_back({h, detail::belief_value_of(process, b), probability[depth] * mass});
+        const NonTerminalValue last = non_terminal_value(b, process.values(), process.terminal());
+        // p(x_t non-terminal | h) is 1 for a continuing model: not multiplied in, so p(h) stays exact.
+        const double weight = process.episodic() ? last.probability : 1.0;
+        if (weight > 0.0) out.push_back({h, last.value, probability[depth] * mass * weight});
       } else {
         ++depth;
-        predicted[depth] = Eigen::VectorXd(pt * b);
+        predicted[depth] = predict_belief(pt, b);
         probability[depth] = probability[depth - 1] * mass;
         h[depth] = 0;
         continue;

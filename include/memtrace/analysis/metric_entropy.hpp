@@ -1,8 +1,9 @@
 #pragma once
 // The bounds of paper §5 (complexity of offline on-policy evaluation) as functions: the metric
 // entropies of the window class F_m (lem:H-window) and of the L-Lipschitz trace class F_{λ,L}
-// (lem:H-trace), the translations between the two (the Window-to-trace theorem and thm:ttw), the
-// Hoeffding bound (thm:hoeffding, lem:ve-norm) and the constants of the T-maze (thm:tmaze).
+// (lem:H-trace), the translations between the two (the Window-to-trace theorem and thm:ttw) and the
+// Hoeffding bound (thm:hoeffding, lem:ve-norm). The T-maze's constants (thm:tmaze) are in
+// tmaze_complexity.hpp, beside its histories.
 // Logarithms are natural, as in the paper; Δ = v̄ − v_ is the value range ("value_range").
 // Entropies overflow quickly (|Y|^m): each has a log_ variant returning log H, which stays finite
 // where H is not. See docs/theory.md.
@@ -23,6 +24,22 @@ namespace detail::entropy {
 inline void check_positive(const char* who, const char* name, double value) {
   if (!(value > 0.0 && value < std::numeric_limits<double>::infinity()))
     invalid(who, ": ", name, " must be positive and finite, got ", value);
+}
+
+/// The arguments of a cover of values: |Y| >= 1, ε and Δ positive and finite.
+inline void check_cover(const char* who, std::size_t num_observations, double epsilon, double value_range) {
+  check_num_observations(who, num_observations);
+  check_positive(who, "epsilon", epsilon);
+  check_positive(who, "value_range", value_range);
+}
+
+/// The same for the L-Lipschitz class, L checked after |Y| (the order of the arguments).
+inline void check_lipschitz_cover(const char* who, std::size_t num_observations, double lipschitz, double epsilon,
+                                  double value_range) {
+  check_num_observations(who, num_observations);
+  check_positive(who, "lipschitz", lipschitz);
+  check_positive(who, "epsilon", epsilon);
+  check_positive(who, "value_range", value_range);
 }
 
 /// log⌈c⌉ for c > 0 (the log of a number of grid points); +inf if c overflowed to inf.
@@ -52,9 +69,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double window_entropy(std::size_t m, std::size_t num_observations, double epsilon,
                                            double value_range) {
   constexpr const char* who = "window_entropy";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_cover(who, num_observations, epsilon, value_range);
   const double log_count = detail::entropy::log_ceil(value_range / (2.0 * epsilon));
   const double windows = std::pow(static_cast<double>(num_observations), static_cast<double>(m));
   if (std::isfinite(windows)) return windows * log_count;
@@ -67,9 +82,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double log_window_entropy(std::size_t m, std::size_t num_observations, double epsilon,
                                                double value_range) {
   constexpr const char* who = "log_window_entropy";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_cover(who, num_observations, epsilon, value_range);
   return detail::entropy::log_product(static_cast<double>(m) * std::log(static_cast<double>(num_observations)),
                                       detail::entropy::log_ceil(value_range / (2.0 * epsilon)));
 }
@@ -82,10 +95,7 @@ inline void check_positive(const char* who, const char* name, double value) {
                                                               double value_range) {
   constexpr const char* who = "log_trace_entropy_bound_dimension";
   detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   const double d = d_lambda(lambda, num_observations);
   const double log_factor =
       std::log(static_cast<double>(num_observations)) + (d == 0.0 ? 0.0 : d * std::log(2.0 * lipschitz / epsilon));
@@ -105,10 +115,7 @@ inline void check_positive(const char* who, const char* name, double value) {
 [[nodiscard]] inline double log_trace_entropy_bound_subspace(double lipschitz, std::size_t num_observations,
                                                              double epsilon, double value_range) {
   constexpr const char* who = "log_trace_entropy_bound_subspace";
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   const auto affine = static_cast<double>(num_observations - 1);
   const double log_factor =
       num_observations == 1 ? 0.0 : affine * std::log(std::ceil(2.0 * lipschitz * std::sqrt(affine) / epsilon));
@@ -160,10 +167,7 @@ inline void check_positive(const char* who, const char* name, double value) {
                                                               double value_range) {
   constexpr const char* who = "log_trace_to_window_entropy_bound";
   detail::check_lambda(who, lambda);
-  detail::check_num_observations(who, num_observations);
-  detail::entropy::check_positive(who, "lipschitz", lipschitz);
-  detail::entropy::check_positive(who, "epsilon", epsilon);
-  detail::entropy::check_positive(who, "value_range", value_range);
+  detail::entropy::check_lipschitz_cover(who, num_observations, lipschitz, epsilon, value_range);
   if (!(epsilon < lipschitz))
     detail::invalid(who, ": epsilon must be below lipschitz = ", lipschitz, " (thm:ttw), got ", epsilon);
   const double d = d_lambda(lambda, num_observations);
@@ -215,28 +219,6 @@ inline void check_positive(const char* who, const char* name, double value) {
   return min_return_error +
          value_range * value_range * std::sqrt((entropy + std::log(2.0 / delta)) / (2.0 * static_cast<double>(n))) +
          excess;
-}
-
-/// thm:tmaze: the shortest window with zero return error in the T-maze of corridor length k is
-/// m = k (ao^{k−2}x and bo^{k−2}x differ only in y_{−k+1}).
-[[nodiscard]] inline std::size_t tmaze_window_length(std::size_t corridor_length) {
-  if (corridor_length < 2)
-    detail::invalid("tmaze_window_length: corridor_length must be at least 2, got ", corridor_length);
-  return corridor_length;
-}
-
-/// thm:tmaze: the forgetting factor of the proof, λ = (k − 1)/k.
-[[nodiscard]] inline double tmaze_lambda(std::size_t corridor_length) {
-  if (corridor_length < 2) detail::invalid("tmaze_lambda: corridor_length must be at least 2, got ", corridor_length);
-  const auto k = static_cast<double>(corridor_length);
-  return (k - 1.0) / k;
-}
-
-/// thm:tmaze: the Lipschitz constant of the proof, L = √2 e k, which suffices at λ = (k − 1)/k.
-[[nodiscard]] inline double tmaze_lipschitz(std::size_t corridor_length) {
-  if (corridor_length < 2)
-    detail::invalid("tmaze_lipschitz: corridor_length must be at least 2, got ", corridor_length);
-  return std::numbers::sqrt2 * std::numbers::e * static_cast<double>(corridor_length);
 }
 
 }  // namespace memtrace

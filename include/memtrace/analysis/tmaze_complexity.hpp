@@ -1,12 +1,15 @@
 #pragma once
-// The histories that the proof of thm:tmaze needs the trace function to represent, built from a
-// model: every prefix of an episode of positive probability, labelled with its value E[v(x_t) | h].
-// With minimal_lipschitz_constant (lipschitz.hpp) they give the smallest Lipschitz constant that
-// represents the T-maze's value function exactly, to compare with the proof's √2 e k. See
-// docs/theory.md.
+// The T-maze theory in one place (thm:tmaze, Theorem 5.8 of the published paper): the constants of
+// its proof (the window length m = k, the forgetting factor λ = (k − 1)/k and the Lipschitz
+// constant L = √2 e k) beside the histories the proof is about (tab:tmaze-v), built from the
+// model by episode_histories: every prefix of an episode of positive probability, labelled with
+// its value E[v(x_t) | h]. With minimal_lipschitz_constant (lipschitz.hpp) they give the smallest
+// Lipschitz constant that represents the T-maze's value function exactly, to compare with √2 e k.
+// See docs/theory.md.
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <numbers>
 #include <utility>
 #include <vector>
 
@@ -14,27 +17,28 @@
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/tmaze.hpp"
+#include "memtrace/forward_filter.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 
-/// Every history of an episode of env, from the episode start, of positive probability and at most
-/// max_length observations long: each chronological (oldest first), shorter ones before longer
-/// ones, each length in lexicographic order of the observations. Each is labelled with value =
-/// E[v(x_t) | h] (the belief from the model's `initial` by the forward filter, normalised at every
-/// step so that nothing underflows; v the state values with discount gamma) and probability =
-/// p(y_0, ..., y_t) from the episode start (a prefix's probability: they sum to more than 1 over
-/// all lengths). A history ends where its state is terminal: the terminal step is not part of it
-/// (the value error weighs non-terminal steps only), so a history whose states are all terminal is
-/// neither listed nor extended. The count can grow like |Y|^max_length: more than max_histories
-/// throws std::invalid_argument, and so do histories holding more than
-/// max_observations observations in all (long histories of a model with few
-/// observations), both before the list grows further. Unlike labelled_histories (lipschitz.hpp), which lists all |Y|^n
-/// histories of one length n, this follows the episodes, so the T-maze's 2k + 2 prefixes cost O(k).
 /// The most observations episode_histories holds in all its histories by default: 2^27 (1 GiB).
 inline constexpr std::size_t default_max_history_observations = std::size_t{1} << 27;
 
+/// Every history of an episode of env, from the episode start, of positive probability and at most
+/// max_length observations long: each chronological (oldest first), shorter ones before longer
+/// ones, each length in lexicographic order of the observations. Each is labelled with value =
+/// E[v(x_t) | h] (v the state values with discount gamma) and probability = p(y_0, ..., y_t, x_0,
+/// ..., x_t non-terminal) from the episode start (a prefix's probability: they sum to more than 1
+/// over all lengths), by the forward filter (forward_filter.hpp) from the model's `initial`,
+/// conditioned at every step on x_t non-terminal: a history of an episode holds no terminal state,
+/// so the terminal step ends it and is not part of it (the value error weighs non-terminal steps
+/// only). The count can grow like |Y|^max_length: more than max_histories throws
+/// std::invalid_argument, and so do histories holding more than max_observations observations in
+/// all (long histories of a model with few observations), both before the list grows further.
+/// Unlike labelled_histories (lipschitz.hpp), which lists all |Y|^n windows of one length n of the
+/// stationary history, this follows the episodes, so the T-maze's 2k + 2 prefixes cost O(k).
 template <class E>
 requires FiniteModel<E>
 [[nodiscard]] std::vector<LabelledHistory> episode_histories(
@@ -47,11 +51,15 @@ requires FiniteModel<E>
   const Eigen::MatrixXd o = detail::to_dense(model.emission());
   const Eigen::MatrixXd initial = detail::to_dense(model.initial());
   const Eigen::Index n = pt.rows();
+  std::vector<bool> terminal(static_cast<std::size_t>(n), false);
   Eigen::VectorXd live = Eigen::VectorXd::Ones(n);  // 0 at terminal states
   if constexpr (requires { model.terminal(); }) {
     const auto& flags = model.terminal();
     for (std::size_t x = 0; x < flags.size() && static_cast<Eigen::Index>(x) < n; ++x)
-      if (flags[x]) live[static_cast<Eigen::Index>(x)] = 0.0;
+      if (flags[x]) {
+        terminal[x] = true;
+        live[static_cast<Eigen::Index>(x)] = 0.0;
+      }
   }
   struct Partial {
     std::vector<Observation> history;
@@ -65,9 +73,9 @@ requires FiniteModel<E>
     std::vector<Partial> next;
     for (const Partial& partial : level) {
       for (Eigen::Index y = 0; y < o.cols(); ++y) {
-        // The forward filter, restricted to non-terminal states: b(x) ∝ p(x_t = x, y_t | y_0, ...).
-        Eigen::VectorXd b = partial.predicted.cwiseProduct(o.col(y)).cwiseProduct(live);
-        const double mass = b.sum();
+        // The forward filter on the event {y_t = y, x_t non-terminal}: the episode goes on.
+        Eigen::VectorXd b = partial.predicted;
+        const double mass = condition_belief(b, o.col(y).cwiseProduct(live));
         if (!(mass > 0.0)) continue;
         if (out.size() >= max_histories)
           detail::invalid(who, ": more than max_histories = ", max_histories, " histories of length <= ", max_length);
@@ -76,16 +84,42 @@ requires FiniteModel<E>
           detail::invalid(who, ": the histories of length <= max_length = ", max_length,
                           " hold more than max_observations = ", max_observations, " observations (reached at length ",
                           length, ")");
-        b /= mass;
         std::vector<Observation> h = partial.history;
         h.push_back(static_cast<Observation>(y));
-        out.push_back({h, b.dot(values), partial.probability * mass});
-        next.push_back({std::move(h), Eigen::VectorXd(pt * b), partial.probability * mass});
+        out.push_back({h, non_terminal_value(b, values, terminal).value, partial.probability * mass});
+        next.push_back({std::move(h), predict_belief(pt, b), partial.probability * mass});
       }
     }
     level = std::move(next);
   }
   return out;
+}
+
+namespace detail {
+/// thm:tmaze's environments E_k have a corridor of length k >= 2.
+inline void check_corridor_length(const char* who, std::size_t corridor_length) {
+  if (corridor_length < 2) invalid(who, ": corridor_length must be at least 2, got ", corridor_length);
+}
+}  // namespace detail
+
+/// thm:tmaze: the shortest window with zero return error in the T-maze of corridor length k is
+/// m = k (ao^{k−2}x and bo^{k−2}x differ only in y_{−k+1}).
+[[nodiscard]] inline std::size_t tmaze_window_length(std::size_t corridor_length) {
+  detail::check_corridor_length("tmaze_window_length", corridor_length);
+  return corridor_length;
+}
+
+/// thm:tmaze: the forgetting factor of the proof, λ = (k − 1)/k.
+[[nodiscard]] inline double tmaze_lambda(std::size_t corridor_length) {
+  detail::check_corridor_length("tmaze_lambda", corridor_length);
+  const auto k = static_cast<double>(corridor_length);
+  return (k - 1.0) / k;
+}
+
+/// thm:tmaze: the Lipschitz constant of the proof, L = √2 e k, which suffices at λ = (k − 1)/k.
+[[nodiscard]] inline double tmaze_lipschitz(std::size_t corridor_length) {
+  detail::check_corridor_length("tmaze_lipschitz", corridor_length);
+  return std::numbers::sqrt2 * std::numbers::e * static_cast<double>(corridor_length);
 }
 
 /// The longest corridor tmaze_histories accepts: k² = 2^26 observations (512 MB) in its histories.

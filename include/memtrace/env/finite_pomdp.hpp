@@ -21,6 +21,7 @@
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/alias.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/forward_filter.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -263,7 +264,8 @@ class FinitePomdp {
   [[nodiscard]] bool rewards_depend_on_observation() const noexcept { return !observation_rewards_.empty(); }
 
   /// The belief after acting u from belief b and observing y (the Bayes filter, as POMDPTools'
-  /// DiscreteUpdater): b'(x') ∝ O(y | x', u) Σ_x T(x' | x, u) b(x). Throws std::invalid_argument
+  /// DiscreteUpdater): b'(x') ∝ O(y | x', u) Σ_x T(x' | x, u) b(x), the forward filter's step
+  /// (forward_filter.hpp) with T(·|·, u); a terminal state's row is the model's own. Throws std::invalid_argument
   /// naming the problem for b of the wrong length or not a distribution (within the model's
   /// tolerance), u or y out of range, or y of probability 0 after u from b.
   [[nodiscard]] Eigen::VectorXd update_belief(const Eigen::VectorXd& belief, Action u, Observation y) const {
@@ -272,23 +274,22 @@ class FinitePomdp {
     detail::check_distribution(who, "belief", belief, tolerance_);
     check_action(who, u);
     detail::check_observation(who, y, num_observations());
-    Eigen::VectorXd next = transitions_[u].transpose() * belief;
-    next.array() *= emission(u).col(static_cast<Eigen::Index>(y)).array();
-    const double total = next.sum();
-    if (!(total > 0.0))
+    Eigen::VectorXd next = belief;
+    if (!(forward_step(next, transitions_[u].transpose(), emission(u).col(static_cast<Eigen::Index>(y))) > 0.0))
       detail::invalid(who, ": observation ", y, " has probability 0 after action ", u, " from this belief");
-    return next / total;
+    return next;
   }
 
-  /// The belief given the first observation: b_0(x) ∝ initial[x] initial_emission(x, y_0). Throws
+  /// The belief given the first observation: b_0(x) ∝ initial[x] initial_emission(x, y_0), the
+  /// forward filter's conditioning step. Throws
   /// std::invalid_argument for y_0 out of range or of probability 0.
   [[nodiscard]] Eigen::VectorXd initial_belief(Observation y0) const {
     constexpr const char* who = "FinitePomdp::initial_belief";
     detail::check_observation(who, y0, num_observations());
-    Eigen::VectorXd b = initial_.cwiseProduct(initial_emission().col(static_cast<Eigen::Index>(y0)));
-    const double total = b.sum();
-    if (!(total > 0.0)) detail::invalid(who, ": observation ", y0, " has probability 0 at the start");
-    return b / total;
+    Eigen::VectorXd b = initial_;
+    if (!(condition_belief(b, initial_emission().col(static_cast<Eigen::Index>(y0))) > 0.0))
+      detail::invalid(who, ": observation ", y0, " has probability 0 at the start");
+    return b;
   }
 
   /// The HMM of a policy that depends on the state only: policy(x, u) = π(u | x), row-stochastic
