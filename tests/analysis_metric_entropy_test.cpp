@@ -88,7 +88,8 @@ TEST_CASE("lem:dY: d_lambda < |Y| - 1 for lambda < 1/2, so the dimension bound w
   CHECK(log_trace_entropy_bound(0.9, 10.0, 3, 0.1, 2.0) == log_trace_entropy_bound_subspace(10.0, 3, 0.1, 2.0));
 }
 
-TEST_CASE("thm:ttw: the window length m(lambda, L) and its entropy bound", "[entropy][theorem]") {
+TEST_CASE("thm:ttw: m(lambda, L) is the smallest m with lambda^m <= epsilon / L, and H(F_m) is within its bound",
+          "[entropy][theorem]") {
   // λ = 1/2, L = 1, ε = 0.25: ⌈log 4 / log 2⌉ = 2. ε = 0.3: ⌈log(3.33) / log 2⌉ = ⌈1.74⌉ = 2.
   CHECK(trace_to_window_length(0.5, 1.0, 0.25) == 2);
   CHECK(trace_to_window_length(0.5, 1.0, 0.3) == 2);

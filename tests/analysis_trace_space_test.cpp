@@ -73,7 +73,9 @@ TEST_CASE("the projection is an isometry on eq:subspace and keeps the simplex re
   CHECK(trace_space_coordinates(Eigen::VectorXd::Zero(3)).norm() == 0.0);
 }
 
-TEST_CASE("projected coordinates of Z_lambda^m for |Y| = 3 and 4", "[trace_space]") {
+TEST_CASE(
+    "projected coordinates of Z_lambda^m (|Y| = 3, 4) give the traces back and are self-similar, as in fig:sierpinski",
+    "[trace_space]") {
   for (const std::size_t n : {3u, 4u})
     for (const double lambda : {0.3, 0.5, 0.7}) {
       const std::size_t m = 5;

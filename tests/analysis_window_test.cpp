@@ -24,6 +24,17 @@ Eigen::Vector3d forward_sums(const StationaryProcess& process, const std::vector
   return {f.sum(), f.dot(v), f.dot(v.cwiseAbs2())};
 }
 
+/// E[1{w_t = w} r_{t+1}] = Σ_x p(x_t = x, w_t = w) r̄(x) for one chronological window, by the
+/// forward algorithm on the sparse chain (the right-hand side of the window TD equations).
+double forward_reward_sum(const StationaryProcess& process, const std::vector<Observation>& window) {
+  Eigen::VectorXd f = process.stationary();
+  for (std::size_t j = 0; j < window.size(); ++j) {
+    if (j > 0) f = process.transition().transpose() * f;
+    f = f.cwiseProduct(process.emission().col(static_cast<Eigen::Index>(window[j])));
+  }
+  return f.dot(process.rewards());
+}
+
 }  // namespace
 
 TEST_CASE("Window moments by the depth-first pass equal a forward pass per window", "[window_ve]") {
@@ -173,7 +184,7 @@ TEST_CASE("Episodic models: trace, window and concat value errors equal Monte Ca
   }
 }
 
-TEST_CASE("The belief filter", "[belief]") {
+TEST_CASE("The belief filter follows belief() of the history; belief() refuses bad input", "[belief]") {
   const NoisyRandomWalk env = NoisyRandomWalk({.num_states = 101, .max_step = 10, .num_observations = 5});
   const StationaryProcess process(env, 0.9);
   NoisyRandomWalk sim = env;
@@ -181,7 +192,6 @@ TEST_CASE("The belief filter", "[belief]") {
   std::vector<Observation> history{sim.reset(gen)};
   for (int t = 0; t < 30; ++t) history.push_back(sim.step(gen).observation);
   BeliefFilter filter(process);
-  static_assert(Memory<BeliefFilter>);
   filter.reset(history[0]);
   for (std::size_t t = 1; t < history.size(); ++t) filter.update(history[t]);
   const Eigen::VectorXd b = belief(process, history);
@@ -223,26 +233,38 @@ TEST_CASE("The belief filter gives the strong guarantee: a refused observation c
   CHECK(filter.features() == fresh.features());
 }
 
-TEST_CASE("The window TD fixed point", "[window_ve][td]") {
+TEST_CASE("The window TD fixed point solves the TD equations window by window, and long-run TD settles there",
+          "[window_ve][td]") {
   // m = 1: the table is a linear function of e_{y_t}, the trace with λ = 0.
   const StationaryProcess walk(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.9);
   const Eigen::VectorXd one = window_td_fixed_point(walk, 1);
   CHECK((one - trace_td_fixed_point(walk, 0.0)).cwiseAbs().maxCoeff() < 1e-12);
-  // m = 2, 3: it solves its equations, which are sums over windows of length m + 1.
+  // m = 2, 3: it solves its equations, p(w) θ(w) - γ Σ_y p(w, y_{t+1} = y) θ(w') = E[1{w_t = w} r_{t+1}],
+  // every one of them: the left side from the moments of windows of length m + 1, the right side by
+  // a forward pass per window (the walk is continuing: no terminal state, every step bootstraps).
   for (std::size_t m = 2; m <= 3; ++m) {
     const Eigen::VectorXd theta = window_td_fixed_point(walk, m);
     const WindowMoments moments = window_moments(walk, m);
     const WindowMoments longer = window_moments(walk, m + 1);  // p(w_t, y_{t+1}): index y_{t+1} + |Y| w_t
     const auto size = moments.probability.size();
-    Eigen::VectorXd residual = moments.probability.cwiseProduct(theta);
-    for (Eigen::Index w = 0; w < size; ++w)
+    const Window<> layout(m, 11);
+    double worst = 0.0;
+    for (Eigen::Index w = 0; w < size; ++w) {
+      double residual = moments.probability[w] * theta[w];
       for (Eigen::Index y = 0; y < 11; ++y)
-        residual[w] -= 0.9 * longer.probability[y + 11 * w] * theta[(w % (size / 11)) * 11 + y];
-    // E[1{w_t = w} r_{t+1}] by brute force is not in the moments; compare the residual's
-    // consistency instead: Σ_w residual = E[r] (the TD equations summed), and TD is worse than optimal.
-    const double mean_reward = walk.weights().dot(walk.rewards());
-    CHECK(residual.sum() == Approx(mean_reward).margin(1e-12));
-    CHECK(window_value_error(moments, theta) >= optimal_window_value_error(moments));
+        residual -= 0.9 * longer.probability[y + 11 * w] * theta[(w % (size / 11)) * 11 + y];
+      const double reward = forward_reward_sum(walk, layout.window_of(static_cast<std::size_t>(w)));
+      worst = std::max(worst, std::abs(residual - reward));
+    }
+    INFO("m = " << m);
+    CHECK(worst < 1e-12);
+    // Its value error, E[v²] - 2 E[θ(w) v] + E[θ(w)²] expanded over states and windows (not the
+    // library's Σ_w p(w) Var(v | w) + p(w) (θ(w) - θ*(w))²), and TD is strictly worse than the optimum here.
+    const Eigen::VectorXd& v = walk.values();
+    const double expanded = walk.weights().dot(v.cwiseAbs2()) - 2.0 * theta.dot(moments.value_sum) +
+                            moments.probability.dot(theta.cwiseAbs2());
+    CHECK(window_value_error(moments, theta) == Approx(expanded).epsilon(1e-10));
+    CHECK(window_value_error(moments, theta) > optimal_window_value_error(moments) * (1 + 1e-6));
   }
   // Against long-run TD with a Window memory on the two-state HMM (as for traces: batch means,
   // 4 standard errors plus the O(α) bias allowance 5 α max|r| / (1 - γ)).
@@ -282,7 +304,29 @@ TEST_CASE("Window analysis refuses bad input with a clear message", "[window_ve]
   const WindowMoments moments = window_moments(process, 2);
   CHECK_THROWS_WITH(window_value_error(moments, Eigen::VectorXd::Zero(3)),
                     "window_value_error: table must have |Y|^m = 4 entries, got 3");
-  CHECK(window_value_error(moments, Eigen::VectorXd::Zero(4)) > optimal_window_value_error(moments));
+}
+
+TEST_CASE("A table's value error grows by p(w) δ² when entry w moves by δ; the zero table's is E[v(x_t)²]",
+          "[window_ve]") {
+  const StationaryProcess process(NoisyRandomWalk({.num_states = 15, .max_step = 2, .num_observations = 3}), 0.9);
+  const WindowMoments moments = window_moments(process, 2);
+  const Eigen::VectorXd best = optimal_window_table(moments);
+  const double optimum = window_value_error(moments, best);
+  CHECK(optimum == Approx(optimal_window_value_error(moments)).epsilon(1e-12));
+  for (Eigen::Index w = 0; w < best.size(); ++w) {
+    REQUIRE(moments.probability[w] > 0.0);
+    for (const double delta : {-0.5, 0.25, 2.0}) {
+      Eigen::VectorXd moved = best;
+      moved[w] += delta;
+      INFO("window " << w << ", delta " << delta);
+      CHECK(window_value_error(moments, moved) - optimum ==
+            Approx(moments.probability[w] * delta * delta).epsilon(1e-9).margin(1e-15));
+    }
+  }
+  // The zero table predicts 0 everywhere: its value error is E[v(x_t)²], from the states alone.
+  const Eigen::VectorXd& v = process.values();
+  CHECK(window_value_error(moments, Eigen::VectorXd::Zero(best.size())) ==
+        Approx(process.weights().dot(v.cwiseAbs2())).epsilon(1e-12));
 }
 
 TEST_CASE("Value errors of several tables or weight vectors at once equal one at a time", "[window_ve][concat_ve]") {

@@ -181,8 +181,6 @@ Raw model() {
 
 }  // namespace
 
-static_assert(Pomdp<FinitePomdp>);
-
 TEST_CASE("the general FinitePomdp stores the model it was given", "[env][finite_pomdp]") {
   const Raw raw = random_model(4, 3, 3, true, true, true, false, 1);
   const FinitePomdp pomdp = raw.pomdp();

@@ -18,16 +18,6 @@
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
-static_assert(RewardProcess<FiniteHmm>);
-static_assert(RewardProcess<FiniteHmm, std::mt19937>);
-static_assert(RewardProcess<FiniteHmm, SplitMix64>);
-static_assert(FiniteModel<FiniteHmm>);
-static_assert(FiniteModel<FiniteHmm, std::minstd_rand>);
-static_assert(Pomdp<FinitePomdp>);
-static_assert(Pomdp<FinitePomdp, std::mt19937_64>);
-static_assert(!RewardProcess<FinitePomdp>);
-static_assert(!Pomdp<FiniteHmm>);
-
 namespace {
 
 using test::random_stochastic;

@@ -25,13 +25,7 @@
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
-static_assert(Pomdp<MinigridTMaze>);
-static_assert(Pomdp<MinigridTMaze, std::mt19937>);
-static_assert(std::same_as<observation_t<MinigridTMaze>, MultiHot<9>>);
-static_assert(!FiniteObservations<MinigridTMaze>);
-static_assert(!RewardProcess<MinigridTMaze>);
 static_assert(MinigridTMaze::observation_dim == 45);
-static_assert(FeatureVector<MultiHot<9>>);
 
 namespace {
 

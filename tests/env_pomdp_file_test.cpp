@@ -154,7 +154,7 @@ TEST_CASE("every construct of the format: wildcards, overriding, three forms, id
   check_reward_views(f);
 }
 
-TEST_CASE("every form of start", "[pomdp_file]") {
+TEST_CASE("every form of start gives the distribution the format defines", "[pomdp_file]") {
   const auto start = [](const std::string& line) {
     return parse_pomdp(tiger("start" + line + "\nT: * uniform\nO: * uniform\n")).start;
   };

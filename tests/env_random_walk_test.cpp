@@ -16,12 +16,6 @@
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
-static_assert(RewardProcess<NoisyRandomWalk>);
-static_assert(RewardProcess<NoisyRandomWalk, std::mt19937>);
-static_assert(FiniteModel<NoisyRandomWalk>);
-static_assert(FiniteModel<NoisyRandomWalk, SplitMix64>);
-static_assert(!Pomdp<NoisyRandomWalk>);
-
 namespace {
 
 std::string error_of(const NoisyRandomWalkParameters& parameters) {

@@ -16,13 +16,6 @@
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
-static_assert(Pomdp<TMaze>);
-static_assert(Pomdp<TMaze, std::mt19937>);
-static_assert(!RewardProcess<TMaze>);
-static_assert(RewardProcess<TMazeAlwaysUp>);
-static_assert(FiniteModel<TMazeAlwaysUp>);
-static_assert(FiniteModel<TMazeAlwaysUp, std::minstd_rand>);
-
 namespace {
 
 /// v = r̄ + P v on the non-terminal states, v = 0 at the terminal one (undiscounted episodes).
@@ -170,9 +163,6 @@ TEST_CASE("the T-maze gives a pinned trajectory for a pinned seed", "[env][tmaze
                                    0, 2, 3, 2, 1,  1, 2, 3, 2, -1, 1, 2, 4, 2, 1};
   CHECK(trajectory == pinned);
 }
-
-static_assert(Pomdp<TMazeNavigation>);
-static_assert(Pomdp<TMazeNavigation, std::mt19937>);
 
 namespace {
 

@@ -15,12 +15,8 @@
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
-static_assert(RewardProcess<TwoStateHmm>);
-static_assert(RewardProcess<TwoStateHmm, std::mt19937>);
-static_assert(FiniteModel<TwoStateHmm>);
-static_assert(FiniteModel<TwoStateHmm, SplitMix64>);
-
-TEST_CASE("the two-state HMM's model", "[env][two_state]") {
+TEST_CASE("the two-state HMM's model switches state with probability p and shows the wrong one with probability q",
+          "[env][two_state]") {
   const TwoStateHmm env(0.1, 0.25, {-1.0, 2.0});
   const FiniteHmm model = env.model();
   CHECK(Eigen::MatrixXd(model.transition()).isApprox(Eigen::Matrix2d{{0.9, 0.1}, {0.1, 0.9}}));

@@ -754,9 +754,6 @@ TEST_CASE(
   CHECK(reported == seen);
 
   // The policy view: one environment at a time draws what the batch draws.
-  static_assert(BatchPolicy<Ppo<Eigen::VectorXd, double>, Eigen::VectorXd>);
-  static_assert(Policy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
-  static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
   PpoPolicy<Eigen::VectorXd, double> pi = agent.policy();
   const std::vector<Eigen::VectorXd> phis = {rollout.features(0), rollout.features(1), rollout.features(0)};
   std::vector<DefaultGenerator> batch_gens = {DefaultGenerator(1), DefaultGenerator(2), DefaultGenerator(3)};

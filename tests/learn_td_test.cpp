@@ -10,19 +10,6 @@
 
 using namespace memtrace;
 
-static_assert(ValueLearner<LinearTd<>, OneHot>);
-static_assert(ValueLearner<LinearTd<>, Eigen::VectorXd>);
-static_assert(ValueLearner<LinearTdLambda<>, MultiHot<>>);
-static_assert(!ValueLearner<int, OneHot>);
-static_assert(MemoryLearner<TraceTd<>>);
-static_assert(MemoryLearner<TraceTd<std::ratio<1, 2>, 4>>);
-static_assert(!MemoryLearner<LinearTd<>>);
-static_assert(FeatureLearner<LinearTdBank, OneHot>);
-static_assert(FeatureLearner<LinearTdBank, MultiHot<>>);
-static_assert(FeatureLearner<LinearTdBank, Eigen::VectorXd>);
-static_assert(!ValueLearner<LinearTdBank, OneHot>);  // K values, not one
-static_assert(FeatureLearner<LinearTd<>, OneHot>);
-
 namespace {
 
 /// A fully observed 3-state chain (y = x) with rewards per transition.
@@ -555,10 +542,6 @@ TEST_CASE("LinearTd<float> follows LinearTd<double> to float rounding on trace f
   MemoryTrace<> trace(0.9, 11);
   LinearTd<double> td64(11, 0.02);
   LinearTd<float> td32(11, 0.02);
-  static_assert(ValueLearner<LinearTd<float>, Eigen::VectorXf>);
-  static_assert(!FeatureVector<Eigen::VectorXd, Eigen::VectorXf>);  // mixing scalars is refused
-  static_assert(FeatureVector<OneHot, Eigen::VectorXf>);
-  static_assert(FeatureVector<MultiHot<>, Eigen::VectorXf>);
   trace.reset(walk.reset(gen));
   Eigen::VectorXd phi = trace.features();
   for (int t = 0; t < 20000; ++t) {

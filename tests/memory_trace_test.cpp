@@ -15,21 +15,6 @@
 
 using namespace memtrace;
 
-static_assert(Memory<MemoryTrace<>>);
-static_assert(Memory<MemoryTrace<std::ratio<3, 5>, 4>>);
-static_assert(Memory<TraceBank<>>);
-static_assert(ObservationActionMemory<WithActions<MemoryTrace<>>>);
-// Traces also take dense vectors of their scalar and MultiHot sums of unit vectors (tests in
-// memory_vector_test.cpp); joint symbols (WithActions) need indices, AppendAction takes vectors.
-static_assert(Memory<MemoryTrace<>, Eigen::VectorXd>);
-static_assert(Memory<MemoryTrace<std::ratio<3, 5>, 4>, Eigen::Vector4d>);
-static_assert(Memory<MemoryTrace<>, MultiHot<9>>);
-static_assert(Memory<TraceBank<>, Eigen::VectorXd>);
-static_assert(Memory<TraceBank<>, MultiHot<>>);
-static_assert(!ObservationActionMemory<WithActions<MemoryTrace<>>, Eigen::VectorXd>);
-static_assert(ObservationActionMemory<AppendAction<MemoryTrace<>>, Eigen::VectorXd>);
-static_assert(std::is_same_v<MemoryTrace<std::ratio<1, 2>, 11, float>::features_type, Eigen::Matrix<float, 11, 1>>);
-
 namespace {
 
 std::vector<Observation> random_history(std::size_t length, std::size_t num_observations, std::uint64_t seed) {

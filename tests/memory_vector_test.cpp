@@ -22,65 +22,6 @@ using namespace memtrace;
 using Grid = MultiHot<9>;  // the T-maze's 3 x 3 view: 9 active entries of 45
 using Vector45f = Eigen::Matrix<float, 45, 1>;
 
-// Memory traces and banks take indices, dense vectors of their scalar and MultiHot.
-static_assert(Memory<MemoryTrace<>, Eigen::VectorXd>);
-static_assert(Memory<MemoryTrace<>, Observation>);
-static_assert(Memory<MemoryTrace<>, Grid>);
-static_assert(Memory<MemoryTrace<>, MultiHot<>>);
-static_assert(Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXf>);
-static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Vector45f>);
-static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::VectorXf>);  // size checked at run time
-static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Grid>);
-static_assert(!Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::Matrix<float, 44, 1>>);  // sizes differ
-static_assert(!Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXd>);           // no silent conversion
-static_assert(!Memory<MemoryTrace<>, Eigen::VectorXf>);
-static_assert(!Memory<MemoryTrace<>, Eigen::RowVectorXd>);
-static_assert(!Memory<MemoryTrace<>, Eigen::MatrixXd>);
-static_assert(Memory<TraceBank<>, Eigen::VectorXd>);
-static_assert(Memory<TraceBank<45, float>, Vector45f>);
-static_assert(Memory<TraceBank<dynamic, float>, Grid>);
-static_assert(!Memory<TraceBank<dynamic, float>, Eigen::VectorXd>);
-static_assert(std::is_same_v<MemoryTrace<dynamic_lambda, 45, float>::features_type, Vector45f>);
-static_assert(std::is_same_v<MemoryTrace<std::ratio<1, 2>, dynamic, float>::features_type, Eigen::VectorXf>);
-static_assert(std::is_same_v<TraceBank<45, float>::features_type, Eigen::VectorXf>);
-static_assert(FeatureVector<features_t<MemoryTrace<dynamic_lambda, 45, float>>>);
-
-// Frame stacks take the frames they are made for.
-static_assert(Memory<FrameStack<Eigen::VectorXf>, Eigen::VectorXf>);
-static_assert(Memory<FrameStack<Eigen::VectorXd>, Eigen::VectorXd>);
-static_assert(Memory<FrameStack<Vector45f>, Vector45f>);
-static_assert(Memory<FrameStack<Grid>, Grid>);
-static_assert(Memory<FrameStack<MultiHot<>>, Grid>);
-static_assert(!Memory<FrameStack<Eigen::VectorXf>, Eigen::VectorXd>);
-static_assert(!Memory<FrameStack<Eigen::VectorXf>, Grid>);
-static_assert(!Memory<FrameStack<Grid>, Eigen::VectorXf>);
-static_assert(!Memory<FrameStack<Grid>, Observation>);   // indices: ConcatWindow
-static_assert(!Memory<FrameStack<Grid>, MultiHot<10>>);  // more active entries than a frame holds
-static_assert(std::is_same_v<features_t<FrameStack<Grid>>, MultiHot<>>);
-static_assert(std::is_same_v<features_t<FrameStack<Vector45f>>, Eigen::VectorXf>);
-static_assert(FeatureVector<features_t<FrameStack<Grid>>>);
-
-// Index-only memories refuse vectors.
-static_assert(!Memory<Window<>, Eigen::VectorXd>);
-static_assert(!Memory<Window<2, 45>, Grid>);
-static_assert(!Memory<ConcatWindow<>, Eigen::VectorXf>);
-static_assert(!Memory<ConcatWindow<>, Grid>);
-static_assert(!ObservationActionMemory<WithActions<MemoryTrace<>>, Eigen::VectorXd>);
-static_assert(!ObservationActionMemory<WithActions<MemoryTrace<>>, Grid>);
-
-// AppendAction: an ObservationActionMemory for every observation kind its memory takes.
-static_assert(ObservationActionMemory<AppendAction<MemoryTrace<>>, Eigen::VectorXd>);
-static_assert(ObservationActionMemory<AppendAction<MemoryTrace<>>, Observation>);
-static_assert(ObservationActionMemory<AppendAction<MemoryTrace<dynamic_lambda, dynamic, float>>, Grid>);
-static_assert(ObservationActionMemory<AppendAction<TraceBank<dynamic, float>>, Grid>);
-static_assert(ObservationActionMemory<AppendAction<TraceBank<dynamic, float>>, MultiHot<>>);
-static_assert(ObservationActionMemory<AppendAction<FrameStack<MultiHot<10>>>, Grid>);
-static_assert(ObservationActionMemory<AppendAction<FrameStack<Eigen::VectorXf>>, Eigen::VectorXf>);
-static_assert(!ObservationActionMemory<AppendAction<MemoryTrace<dynamic_lambda, dynamic, float>>, Eigen::VectorXd>);
-static_assert(!ObservationActionMemory<AppendAction<FrameStack<MultiHot<10>>>, Eigen::VectorXd>);
-static_assert(!ObservationActionMemory<AppendAction<FrameStack<Grid>>, Grid>);  // [y; e_u] has 10 active entries
-static_assert(!Memory<AppendAction<MemoryTrace<>>, Eigen::VectorXd>);           // every step follows an action
-
 namespace {
 
 constexpr TraceInit all_inits[] = {TraceInit::zero, TraceInit::first_observation, TraceInit::normalized};

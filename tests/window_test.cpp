@@ -9,21 +9,6 @@
 
 using namespace memtrace;
 
-static_assert(Memory<Window<>>);
-static_assert(Memory<Window<4, 11>>);
-static_assert(Memory<ConcatWindow<>>);
-static_assert(Memory<ConcatWindow<4, 11>>);
-// Windows take index observations only: a vector is refused at compile time, with a deleted
-// overload whose line says to use FrameStack (or MemoryTrace) for vectors.
-static_assert(!Memory<Window<>, Eigen::VectorXd>);
-static_assert(!Memory<Window<3, 11>, Eigen::Matrix<double, 11, 1>>);
-static_assert(!Memory<Window<>, MultiHot<9>>);
-static_assert(!Memory<ConcatWindow<>, Eigen::VectorXd>);
-static_assert(!Memory<ConcatWindow<>, MultiHot<>>);
-static_assert(Memory<Window<>, unsigned>);                            // any unsigned index still converts
-static_assert(Memory<FrameStack<Eigen::VectorXd>, Eigen::VectorXd>);  // the vector analogue of ConcatWindow
-static_assert(Memory<FrameStack<MultiHot<9>>, MultiHot<9>>);
-
 namespace {
 
 std::vector<Observation> random_history(std::size_t length, std::size_t num_observations, std::uint64_t seed) {

@@ -1,8 +1,14 @@
-// Compile-time tests of concepts.hpp: this program builds only if every static_assert holds.
+// Compile-time tests of concepts.hpp: this program builds only if every static_assert holds. Every
+// public concept of concepts.hpp is checked both ways, with memtrace's own types and a user's: types
+// that must satisfy it and types that must not. The run-time tests keep only the static_asserts
+// that set up one of their cases (that a test's helper policy is a Policy, say).
 #include <array>
+#include <concepts>
+#include <cstdint>
 #include <memtrace/memtrace.hpp>
 #include <random>
 #include <ratio>
+#include <type_traits>
 #include <vector>
 
 namespace user {
@@ -199,6 +205,157 @@ static_assert(Policy<user::AlwaysZero, Eigen::VectorXf>);
 static_assert(Policy<user::AlwaysZero, OneHot, std::mt19937>);
 static_assert(!Policy<user::Coin, OneHot>);
 static_assert(!Policy<user::AlwaysZero, OneHot, int>);
+
+// Observation indices: unsigned integers only.
+static_assert(ObservationIndex<Observation> && ObservationIndex<unsigned> && ObservationIndex<std::uint8_t>);
+static_assert(!ObservationIndex<int> && !ObservationIndex<double> && !ObservationIndex<Eigen::VectorXd>);
+
+// memtrace's environments: which kind each is, and which refinements it has.
+static_assert(RewardProcess<FiniteHmm>);
+static_assert(RewardProcess<FiniteHmm, std::mt19937>);
+static_assert(RewardProcess<FiniteHmm, SplitMix64>);
+static_assert(FiniteModel<FiniteHmm>);
+static_assert(FiniteModel<FiniteHmm, std::minstd_rand>);
+static_assert(!Pomdp<FiniteHmm>);
+static_assert(Pomdp<FinitePomdp>);
+static_assert(Pomdp<FinitePomdp, std::mt19937_64>);
+static_assert(FiniteObservations<FinitePomdp> && ExposedState<FinitePomdp>);
+static_assert(!RewardProcess<FinitePomdp> && !FiniteModel<FinitePomdp>);  // a model needs a policy first
+static_assert(RewardProcess<NoisyRandomWalk>);
+static_assert(RewardProcess<NoisyRandomWalk, std::mt19937>);
+static_assert(FiniteModel<NoisyRandomWalk>);
+static_assert(FiniteModel<NoisyRandomWalk, SplitMix64>);
+static_assert(!Pomdp<NoisyRandomWalk>);
+static_assert(RewardProcess<TwoStateHmm>);
+static_assert(RewardProcess<TwoStateHmm, std::mt19937>);
+static_assert(FiniteModel<TwoStateHmm>);
+static_assert(FiniteModel<TwoStateHmm, SplitMix64>);
+static_assert(Pomdp<TMaze>);
+static_assert(Pomdp<TMaze, std::mt19937>);
+static_assert(!RewardProcess<TMaze> && !FiniteModel<TMaze>);
+static_assert(FiniteObservations<TMaze> && ExposedState<TMaze>);
+static_assert(RewardProcess<TMazeAlwaysUp>);
+static_assert(FiniteModel<TMazeAlwaysUp>);
+static_assert(FiniteModel<TMazeAlwaysUp, std::minstd_rand>);
+static_assert(Pomdp<TMazeNavigation>);
+static_assert(Pomdp<TMazeNavigation, std::mt19937>);
+static_assert(FiniteObservations<TMazeNavigation> && ExposedState<TMazeNavigation>);
+static_assert(Pomdp<MinigridTMaze>);
+static_assert(Pomdp<MinigridTMaze, std::mt19937>);
+static_assert(Environment<MinigridTMaze> && Environment<FiniteHmm> && Environment<TMaze>);
+static_assert(std::same_as<observation_t<MinigridTMaze>, MultiHot<9>>);
+static_assert(!FiniteObservations<MinigridTMaze> && !ExposedState<MinigridTMaze>);
+static_assert(!RewardProcess<MinigridTMaze>);
+static_assert(FeatureVector<MultiHot<9>>);
+
+// memtrace's index memories.
+static_assert(Memory<MemoryTrace<std::ratio<3, 5>, 4>>);
+static_assert(Memory<Window<4, 11>>);
+static_assert(Memory<ConcatWindow<4, 11>>);
+static_assert(Memory<Window<>, unsigned>);  // any unsigned index converts
+static_assert(Memory<BeliefFilter>);        // the belief as a memory (features: the belief vector)
+static_assert(!Memory<BeliefFilter, Eigen::VectorXd>);
+static_assert(std::is_same_v<MemoryTrace<std::ratio<1, 2>, 11, float>::features_type, Eigen::Matrix<float, 11, 1>>);
+
+// Memories of vectors. Traces and banks take indices, dense vectors of their scalar and MultiHot;
+// joint symbols (WithActions) need indices, AppendAction takes vectors.
+using Grid = MultiHot<9>;  // the T-maze's 3 x 3 view: 9 active entries of 45
+using Vector45f = Eigen::Matrix<float, 45, 1>;
+static_assert(Memory<MemoryTrace<>, Eigen::VectorXd>);
+static_assert(Memory<MemoryTrace<std::ratio<3, 5>, 4>, Eigen::Vector4d>);
+static_assert(Memory<MemoryTrace<>, Observation>);
+static_assert(Memory<MemoryTrace<>, Grid>);
+static_assert(Memory<MemoryTrace<>, MultiHot<>>);
+static_assert(Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXf>);
+static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Vector45f>);
+static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::VectorXf>);  // size checked at run time
+static_assert(Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Grid>);
+static_assert(!Memory<MemoryTrace<std::ratio<7, 8>, 45, float>, Eigen::Matrix<float, 44, 1>>);  // sizes differ
+static_assert(!Memory<MemoryTrace<dynamic_lambda, dynamic, float>, Eigen::VectorXd>);           // no silent conversion
+static_assert(!Memory<MemoryTrace<>, Eigen::VectorXf>);
+static_assert(!Memory<MemoryTrace<>, Eigen::RowVectorXd>);
+static_assert(!Memory<MemoryTrace<>, Eigen::MatrixXd>);
+static_assert(Memory<TraceBank<>, Eigen::VectorXd>);
+static_assert(Memory<TraceBank<>, MultiHot<>>);
+static_assert(Memory<TraceBank<45, float>, Vector45f>);
+static_assert(Memory<TraceBank<dynamic, float>, Grid>);
+static_assert(!Memory<TraceBank<dynamic, float>, Eigen::VectorXd>);
+static_assert(std::is_same_v<MemoryTrace<dynamic_lambda, 45, float>::features_type, Vector45f>);
+static_assert(std::is_same_v<MemoryTrace<std::ratio<1, 2>, dynamic, float>::features_type, Eigen::VectorXf>);
+static_assert(std::is_same_v<TraceBank<45, float>::features_type, Eigen::VectorXf>);
+static_assert(FeatureVector<features_t<MemoryTrace<dynamic_lambda, 45, float>>>);
+
+// Frame stacks take the frames they are made for (the vector analogue of ConcatWindow).
+static_assert(Memory<FrameStack<Eigen::VectorXf>, Eigen::VectorXf>);
+static_assert(Memory<FrameStack<Eigen::VectorXd>, Eigen::VectorXd>);
+static_assert(Memory<FrameStack<Vector45f>, Vector45f>);
+static_assert(Memory<FrameStack<Grid>, Grid>);
+static_assert(Memory<FrameStack<MultiHot<>>, Grid>);
+static_assert(!Memory<FrameStack<Eigen::VectorXf>, Eigen::VectorXd>);
+static_assert(!Memory<FrameStack<Eigen::VectorXf>, Grid>);
+static_assert(!Memory<FrameStack<Grid>, Eigen::VectorXf>);
+static_assert(!Memory<FrameStack<Grid>, Observation>);   // indices: ConcatWindow
+static_assert(!Memory<FrameStack<Grid>, MultiHot<10>>);  // more active entries than a frame holds
+static_assert(std::is_same_v<features_t<FrameStack<Grid>>, MultiHot<>>);
+static_assert(std::is_same_v<features_t<FrameStack<Vector45f>>, Eigen::VectorXf>);
+static_assert(FeatureVector<features_t<FrameStack<Grid>>>);
+
+// Windows take index observations only: a vector is refused at compile time, with a deleted
+// overload whose line says to use FrameStack (or MemoryTrace) for vectors.
+static_assert(!Memory<Window<3, 11>, Eigen::Matrix<double, 11, 1>>);
+static_assert(!Memory<Window<>, Grid>);
+static_assert(!Memory<Window<2, 45>, Grid>);
+static_assert(!Memory<ConcatWindow<>, Eigen::VectorXf>);
+static_assert(!Memory<ConcatWindow<>, Grid>);
+static_assert(!Memory<ConcatWindow<>, MultiHot<>>);
+static_assert(!ObservationActionMemory<WithActions<MemoryTrace<>>, Eigen::VectorXd>);
+static_assert(!ObservationActionMemory<WithActions<MemoryTrace<>>, Grid>);
+
+// AppendAction: an ObservationActionMemory for every observation kind its memory takes.
+static_assert(ObservationActionMemory<AppendAction<MemoryTrace<>>, Eigen::VectorXd>);
+static_assert(ObservationActionMemory<AppendAction<MemoryTrace<>>, Observation>);
+static_assert(ObservationActionMemory<AppendAction<MemoryTrace<dynamic_lambda, dynamic, float>>, Grid>);
+static_assert(ObservationActionMemory<AppendAction<TraceBank<dynamic, float>>, Grid>);
+static_assert(ObservationActionMemory<AppendAction<TraceBank<dynamic, float>>, MultiHot<>>);
+static_assert(ObservationActionMemory<AppendAction<FrameStack<MultiHot<10>>>, Grid>);
+static_assert(ObservationActionMemory<AppendAction<FrameStack<Eigen::VectorXf>>, Eigen::VectorXf>);
+static_assert(!ObservationActionMemory<AppendAction<MemoryTrace<dynamic_lambda, dynamic, float>>, Eigen::VectorXd>);
+static_assert(!ObservationActionMemory<AppendAction<FrameStack<MultiHot<10>>>, Eigen::VectorXd>);
+static_assert(!ObservationActionMemory<AppendAction<FrameStack<Grid>>, Grid>);  // [y; e_u] has 10 active entries
+static_assert(!Memory<AppendAction<MemoryTrace<>>, Eigen::VectorXd>);           // every step follows an action
+
+// memtrace's learners: FeatureLearner (what the loops step), ValueLearner (one estimate),
+// MemoryLearner (a memory and a learner fused).
+static_assert(ValueLearner<LinearTd<>, OneHot>);
+static_assert(ValueLearner<LinearTd<>, Eigen::VectorXd>);
+static_assert(ValueLearner<LinearTd<float>, Eigen::VectorXf>);
+static_assert(ValueLearner<LinearTdLambda<>, MultiHot<>>);
+static_assert(ValueLearner<LinearTdLambda<float>, Eigen::VectorXf>);
+static_assert(!ValueLearner<int, OneHot>);
+static_assert(!ValueLearner<LinearTdBank, OneHot>);  // K values, not one
+static_assert(!ValueLearner<LinearTd<float>, Eigen::VectorXd>);
+static_assert(FeatureLearner<LinearTd<>, OneHot>);
+static_assert(FeatureLearner<LinearTdLambda<>, Eigen::VectorXd>);
+static_assert(FeatureLearner<LinearTdBank, MultiHot<>>);
+static_assert(FeatureLearner<LinearTdBank, Eigen::VectorXd>);
+static_assert(!FeatureLearner<int, OneHot>);
+static_assert(!FeatureLearner<TraceTd<>, Eigen::VectorXd>);  // it learns from observations, not features
+static_assert(!FeatureLearner<LinearTd<>, Observation>);     // an index is no feature vector
+static_assert(MemoryLearner<TraceTd<>>);
+static_assert(MemoryLearner<TraceTd<std::ratio<1, 2>, 4>>);
+static_assert(!MemoryLearner<LinearTd<>>);
+static_assert(!MemoryLearner<MemoryTrace<>>);  // a memory alone does not learn
+static_assert(!FeaturesFitDim<int>);
+static_assert(FeaturesFitDim<TraceBank<>> && FeaturesFitDim<ConcatWindow<>> && FeaturesFitDim<FrameStack<Grid>>);
+static_assert(FeaturesFitDim<AppendAction<MemoryTrace<>>> && !FeaturesFitDim<AppendAction<user::LastObservation>>);
+static_assert(!FeaturesFitDim<BeliefFilter>);  // not declared: its learner checks every step
+
+// memtrace's policies: PPO's agent acts for a batch, its policy view one at a time or for a batch.
+static_assert(BatchPolicy<Ppo<Eigen::VectorXd, double>, Eigen::VectorXd>);
+static_assert(Policy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
+static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
+static_assert(!BatchPolicy<user::AlwaysZero, OneHot>);                                  // one action at a time only
+static_assert(!BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd, int>);  // int is no generator
 
 // The generator's constexpr parts run at compile time, so these are pinned at compile time too.
 static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);
