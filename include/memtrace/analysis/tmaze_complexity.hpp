@@ -132,8 +132,10 @@ inline constexpr std::size_t tmaze_max_corridor_length = std::size_t{1} << 13;
 /// values are taken with γ = 0: the only reward is paid on the step after the junction, so the
 /// values are the same for every γ, and γ = 0 makes them exactly 0 and ±1. The histories hold about
 /// k² observations in all: corridor_length above tmaze_max_corridor_length throws
-/// std::invalid_argument before anything is allocated.
-[[nodiscard]] inline std::vector<LabelledHistory> tmaze_histories(std::size_t corridor_length) {
+/// std::invalid_argument before anything is allocated. (A template only so that including this
+/// header does not compile the T-maze's model and its enumeration: see docs/design.md, compile time.)
+template <class Lazy = void>
+[[nodiscard]] std::vector<LabelledHistory> tmaze_histories(std::size_t corridor_length) {
   if (corridor_length > tmaze_max_corridor_length)
     detail::invalid("tmaze_histories: corridor_length must be at most ", tmaze_max_corridor_length,
                     " (its 2k + 2 histories hold about k^2 observations), got ", corridor_length);

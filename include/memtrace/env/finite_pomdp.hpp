@@ -38,7 +38,10 @@ namespace memtrace {
 /// reset(gen) draws x_0 and returns y_0 ~ initial_emission(x_0, .); step(u, gen) moves
 /// x -> x' ~ T(.|x, u), emits y' ~ O(.|x', u) and pays R(x, u, x', y'). Terminal states end the
 /// episode as in FiniteHmm. Satisfies Pomdp.
-class FinitePomdp {
+/// (A class template only so that a file including this header compiles the model's sparse-matrix
+/// code only if it uses it: `FinitePomdp` is `BasicFinitePomdp<>`; see docs/design.md, compile time.)
+template <class Lazy = void>
+class BasicFinitePomdp {
  public:
   /// The general model by name (designated initialisers):
   ///   FinitePomdp pomdp({.transitions = t, .emissions = {o_listen, o_open}, .initial = p0,
@@ -66,7 +69,7 @@ class FinitePomdp {
 
   /// The general model. Throws std::invalid_argument naming the bad matrix (with its action), its
   /// row or entry and the value. Every shape is checked before anything is built.
-  explicit FinitePomdp(Matrices m) : initial_(std::move(m.initial)), terminal_(std::move(m.terminal)) {
+  explicit BasicFinitePomdp(Matrices m) : initial_(std::move(m.initial)), terminal_(std::move(m.terminal)) {
     constexpr const char* who = "FinitePomdp";
     detail::check_tolerance(who, m.tolerance);
     auto& transitions = m.transitions;
@@ -184,16 +187,16 @@ class FinitePomdp {
   /// The paper's case: one transition and one reward matrix r(x, u, x') per action, one emission
   /// O(y | x') for every action (also the first observation's). Throws std::invalid_argument naming
   /// the bad matrix (with its action), row or entry.
-  FinitePomdp(std::vector<SparseMatrix> transitions, Eigen::MatrixXd emission, Eigen::VectorXd initial,
-              const std::vector<SparseMatrix>& rewards, std::vector<bool> terminal = {},
-              double tolerance = default_row_sum_tolerance)
-      : FinitePomdp(Matrices{.transitions = std::move(transitions),
-                             .emissions = one(std::move(emission)),
-                             .initial = std::move(initial),
-                             .rewards = rewards,
-                             .initial_emission = {},
-                             .terminal = std::move(terminal),
-                             .tolerance = tolerance}) {}
+  BasicFinitePomdp(std::vector<SparseMatrix> transitions, Eigen::MatrixXd emission, Eigen::VectorXd initial,
+                   const std::vector<SparseMatrix>& rewards, std::vector<bool> terminal = {},
+                   double tolerance = default_row_sum_tolerance)
+      : BasicFinitePomdp(Matrices{.transitions = std::move(transitions),
+                                  .emissions = one(std::move(emission)),
+                                  .initial = std::move(initial),
+                                  .rewards = rewards,
+                                  .initial_emission = {},
+                                  .terminal = std::move(terminal),
+                                  .tolerance = tolerance}) {}
 
   /// Draws x_0 ~ initial and returns y_0 ~ initial_emission(x_0, .).
   template <std::uniform_random_bit_generator G>
@@ -475,5 +478,6 @@ class FinitePomdp {
   double tolerance_ = default_row_sum_tolerance;
   State state_ = 0;
 };
+using FinitePomdp = BasicFinitePomdp<>;
 
 }  // namespace memtrace
