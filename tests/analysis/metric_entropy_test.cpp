@@ -1,7 +1,7 @@
 // Tests of analysis/metric_entropy.hpp: every bound of §5 against a hand computation and the
 // consistency relations the paper's proofs rely on (lem:dY, thm:ttw's window bound, the
 // Window-to-trace theorem against lem:separation). The T-maze (thm:tmaze) is tested in
-// analysis_tmaze_complexity_test.cpp.
+// analysis/tmaze_complexity_test.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>

@@ -3,9 +3,29 @@
 // Monte Carlo with a Window memory (within 4 batch-means standard errors), the orderings of the
 // optimal value errors, the T-maze of thm:tmaze, and bad input.
 #include <Eigen/Dense>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <memtrace/memtrace.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memtrace/analysis/belief.hpp>
+#include <memtrace/analysis/concat_value_error.hpp>
+#include <memtrace/analysis/linear_estimator.hpp>
+#include <memtrace/analysis/markov.hpp>
+#include <memtrace/analysis/monte_carlo.hpp>
+#include <memtrace/analysis/trace_value_error.hpp>
+#include <memtrace/analysis/value_error.hpp>
+#include <memtrace/analysis/window_value_error.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/tmaze.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/experiment/run.hpp>
+#include <memtrace/features.hpp>
+#include <memtrace/learn/td.hpp>
+#include <memtrace/memory/memory_trace.hpp>
+#include <memtrace/memory/window.hpp>
 #include <vector>
 
 using namespace memtrace;

@@ -5,8 +5,20 @@
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
-#include <memtrace/memtrace.hpp>
+#include <memtrace/analysis/concat_value_error.hpp>
+#include <memtrace/analysis/linear_estimator.hpp>
+#include <memtrace/analysis/markov.hpp>
+#include <memtrace/analysis/monte_carlo.hpp>
+#include <memtrace/analysis/trace_value_error.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/experiment/run.hpp>
+#include <memtrace/learn/trace_td.hpp>
+#include <memtrace/memory/memory_trace.hpp>
 #include <vector>
 
 using namespace memtrace;

@@ -2,10 +2,28 @@
 // values and to the TD fixed point of a memory trace (both solved in the test), TD(1) matches
 // Monte Carlo, the fused TraceTd equals MemoryTrace + LinearTd, and bad input throws.
 #include <Eigen/Dense>
+#include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
-#include <memtrace/memtrace.hpp>
+#include <memtrace/analysis/trace_value_error.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/experiment/run.hpp>
+#include <memtrace/features.hpp>
+#include <memtrace/learn/td.hpp>
+#include <memtrace/learn/td_bank.hpp>
+#include <memtrace/learn/trace_td.hpp>
+#include <memtrace/memory/memory_trace.hpp>
+#include <memtrace/memory/window.hpp>
+#include <new>
+#include <ratio>
+#include <span>
+#include <utility>
 #include <vector>
 
 using namespace memtrace;

@@ -4,7 +4,20 @@
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <memtrace/memtrace.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memtrace/analysis/concat_value_error.hpp>
+#include <memtrace/analysis/linear_estimator.hpp>
+#include <memtrace/analysis/markov.hpp>
+#include <memtrace/analysis/monte_carlo.hpp>
+#include <memtrace/analysis/trace_value_error.hpp>
+#include <memtrace/analysis/window_value_error.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/experiment/run.hpp>
+#include <memtrace/features.hpp>
+#include <memtrace/learn/td.hpp>
+#include <memtrace/memory/window.hpp>
 #include <vector>
 
 using namespace memtrace;

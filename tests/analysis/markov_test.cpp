@@ -4,7 +4,13 @@
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <memtrace/memtrace.hpp>
+#include <cstddef>
+#include <memtrace/analysis/markov.hpp>
+#include <memtrace/env/finite_hmm.hpp>
+#include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/tmaze.hpp>
+#include <memtrace/env/two_state_hmm.hpp>
+#include <memtrace/matrix.hpp>
 #include <string>
 #include <vector>
 
@@ -12,7 +18,7 @@ using namespace memtrace;
 
 namespace {
 
-/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay (as in learn_td_test).
+/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay (as in learn/td_test).
 FiniteHmm episodic_chain() {
   Eigen::MatrixXd p(4, 4), r(4, 4);
   p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;
