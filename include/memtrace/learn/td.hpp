@@ -76,12 +76,36 @@ struct LinearWeights {
     diagnose_feature_type<Phi, vector_type>();
     diagnose_feature_type<PhiNext, vector_type>();
   }
-  /// Throws unless φ and φ' fit the weights (one branch for index and dense features).
+  /// The checked update of a linear learner (`who` names it): refuses features of a type the
+  /// weights do not take (at compile time), features that do not fit the weights and non-finite
+  /// input, then runs the learner's unchecked step, learner.update(..., features_fit).
+  template <class Learner, class Phi, class PhiNext>
+  static double checked_update(const char* who, Learner& learner, const Phi& phi, double reward, double discount,
+                               const PhiNext& phi_next) {
+    if constexpr (!accepts<Phi, PhiNext>) {
+      diagnose<Phi, PhiNext>();  // a static_assert that says why
+      return 0.0;
+    } else {
+      const auto n = static_cast<std::size_t>(learner.dim());
+      check_fits(who, "phi", phi, n);
+      check_fits(who, "phi_next", phi_next, n);
+      check_finite_input(who, reward, phi, "phi");
+      check_finite_input(who, reward, phi_next, "phi_next");
+      return learner.update(phi, reward, discount, phi_next, features_fit);
+    }
+  }
+  /// The TD error δ = r + γ w·φ' - w·φ of one transition (its discount checked).
   template <class Phi, class PhiNext>
-  void check_features(const char* who, const Phi& phi, const PhiNext& phi_next) const {
-    const auto n = static_cast<std::size_t>(w.size());
-    check_fits(who, "phi", phi, n);
-    check_fits(who, "phi_next", phi_next, n);
+  [[nodiscard]] double td_error(const char* who, const Phi& phi, double reward, double discount,
+                                const PhiNext& phi_next) const {
+    check_step_discount(who, discount);
+    return reward + discount * static_cast<double>(dot(w, phi_next)) - static_cast<double>(dot(w, phi));
+  }
+  /// w·φ for φ checked to fit.
+  template <class Phi>
+  [[nodiscard]] double value(const char* who, const Phi& phi) const {
+    check_fits(who, "phi", phi, static_cast<std::size_t>(w.size()));
+    return static_cast<double>(dot(w, phi));
   }
   double step_size;
   vector_type w;
@@ -111,15 +135,7 @@ class LinearTd {
   /// not fit the weights (an index >= dim(), a dense vector of another length) are refused.
   template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    if constexpr (!linear_weights::template accepts<Phi, PhiNext>) {
-      linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
-      return 0.0;
-    } else {
-      v_.check_features("LinearTd::update", phi, phi_next);
-      detail::check_finite_input("LinearTd::update", reward, phi, "phi");
-      detail::check_finite_input("LinearTd::update", reward, phi_next, "phi_next");
-      return update(phi, reward, discount, phi_next, detail::features_fit);
-    }
+    return linear_weights::checked_update("LinearTd::update", *this, phi, reward, discount, phi_next);
   }
 
   /// The same step without the checks of φ, φ' and r, for loops that checked once per run that the
@@ -127,9 +143,7 @@ class LinearTd {
   /// once per step that the reward is finite.
   template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
-    detail::check_step_discount("LinearTd::update", discount);
-    const double delta =
-        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    const double delta = v_.td_error("LinearTd::update", phi, reward, discount, phi_next);
     add_scaled(v_.w, static_cast<Scalar>(v_.step_size * delta), phi);
     return delta;
   }
@@ -139,8 +153,7 @@ class LinearTd {
 
   template <FeatureVector<weights_type> Phi>
   [[nodiscard]] double value(const Phi& phi) const {
-    detail::check_fits("LinearTd::value", "phi", phi, dim());
-    return static_cast<double>(dot(v_.w, phi));
+    return v_.value("LinearTd::value", phi);
   }
   [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
   [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(v_.w.size()); }
@@ -175,15 +188,7 @@ class LinearTdLambda {
 
   template <class Phi, class PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next) {
-    if constexpr (!linear_weights::template accepts<Phi, PhiNext>) {
-      linear_weights::template diagnose<Phi, PhiNext>();  // a static_assert that says why
-      return 0.0;
-    } else {
-      v_.check_features("LinearTdLambda::update", phi, phi_next);
-      detail::check_finite_input("LinearTdLambda::update", reward, phi, "phi");
-      detail::check_finite_input("LinearTdLambda::update", reward, phi_next, "phi_next");
-      return update(phi, reward, discount, phi_next, detail::features_fit);
-    }
+    return linear_weights::checked_update("LinearTdLambda::update", *this, phi, reward, discount, phi_next);
   }
 
   /// The same step without the checks of φ, φ' and r, for loops that checked once per run that the
@@ -191,9 +196,7 @@ class LinearTdLambda {
   /// once per step that the reward is finite.
   template <FeatureVector<weights_type> Phi, FeatureVector<weights_type> PhiNext>
   double update(const Phi& phi, double reward, double discount, const PhiNext& phi_next, detail::FeaturesFit) {
-    detail::check_step_discount("LinearTdLambda::update", discount);
-    const double delta =
-        reward + discount * static_cast<double>(dot(v_.w, phi_next)) - static_cast<double>(dot(v_.w, phi));
+    const double delta = v_.td_error("LinearTdLambda::update", phi, reward, discount, phi_next);
     e_ *= static_cast<Scalar>(previous_discount_ * eligibility_decay_);
     add_scaled(e_, Scalar{1}, phi);
     v_.w.noalias() += static_cast<Scalar>(v_.step_size * delta) * e_;
@@ -206,8 +209,7 @@ class LinearTdLambda {
 
   template <FeatureVector<weights_type> Phi>
   [[nodiscard]] double value(const Phi& phi) const {
-    detail::check_fits("LinearTdLambda::value", "phi", phi, dim());
-    return static_cast<double>(dot(v_.w, phi));
+    return v_.value("LinearTdLambda::value", phi);
   }
   [[nodiscard]] const weights_type& weights() const noexcept { return v_.w; }
   [[nodiscard]] const weights_type& eligibility() const noexcept { return e_; }
