@@ -51,7 +51,7 @@ bool shared_walk() {
   const TdRun run{.steps = 10000, .discount = 0.99};
   MemoryTrace<> memory(0.9, env.num_observations());
   std::vector<LinearTd<>> value_learners{LinearTd<>(memory.dim(), 0.01), LinearTd<>(memory.dim(), 0.02)};
-  std::vector<TraceTd<>> learners;  // e.g. one per λ of Fig. 3
+  std::vector<TraceTd<>> learners;  // e.g. one per λ of Fig. 4
   for (double lambda : {0.0, 0.5, 0.9}) learners.emplace_back(lambda, 11, 0.02);
   run_td_shared(env, std::span(learners), gen, run);                // MemoryLearners: each absorbs the same y
   run_td_shared(env, memory, std::span(value_learners), gen, run);  // one memory, several FeatureLearners
