@@ -86,6 +86,16 @@ template <class... Parts>
   return a + b;
 }
 
+/// n^m for n >= 1, or 0 when it overflows std::size_t: the one |Y|^m guard of memtrace (window
+/// tables, history enumerations, trace sets), to be checked before anything of that size, or any
+/// table of the powers, is allocated. At most 64 products whatever m (none for n = 1).
+[[nodiscard]] constexpr std::size_t checked_pow(std::size_t n, std::size_t m) noexcept {
+  if (n <= 1) return m == 0 ? 1 : n;  // 0^m = 0 reads as an overflow: callers check n >= 1
+  std::size_t p = 1;
+  for (; m > 0 && p != 0; --m) p = checked_mul(p, n);
+  return p;
+}
+
 }  // namespace detail
 
 /// The most bytes one array of a memtrace object (memory, learner, environment model) may take:

@@ -1,6 +1,8 @@
 // Tests of memory/window.hpp: index arithmetic round trips, the two paddings, agreement of the
 // one-hot (Window) and concatenated (ConcatWindow) encodings, and refusal of oversized tables.
 #include <catch2/catch.hpp>
+#include <cstddef>
+#include <limits>
 #include <memtrace/analysis/trace_geometry.hpp>
 #include <memtrace/concepts.hpp>
 #include <memtrace/memory/window.hpp>
@@ -41,6 +43,17 @@ TEST_CASE("window table sizes follow the padding rule", "[window]") {
   CHECK(Window<>::table_size(3, 1, WindowPadding::zero) == 3);
   CHECK(Window<>(4, 2, WindowPadding::zero).dim() == 16 + 8 + 4 + 2);
   CHECK(ConcatWindow<>(5, 11).dim() == 55);
+}
+
+TEST_CASE("the |Y|^m guard: n^m, or 0 on overflow, in at most 64 products", "[window]") {
+  static_assert(memtrace::detail::checked_pow(11, 5) == 161051);
+  static_assert(memtrace::detail::checked_pow(2, 63) == std::size_t{1} << 63);
+  static_assert(memtrace::detail::checked_pow(2, 64) == 0);
+  static_assert(memtrace::detail::checked_pow(7, 0) == 1);
+  CHECK(memtrace::detail::checked_pow(1, std::numeric_limits<std::size_t>::max()) == 1);  // no m steps
+  CHECK(memtrace::detail::checked_pow(3, std::numeric_limits<std::size_t>::max()) == 0);
+  CHECK(memtrace::detail::powers(3, 4) == std::vector<std::size_t>{1, 3, 9, 27, 81});
+  CHECK(memtrace::detail::powers(11, 20).empty());
 }
 
 TEST_CASE("zero-padded windows are indexed as documented", "[window]") {

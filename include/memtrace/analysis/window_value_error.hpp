@@ -51,12 +51,11 @@ inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t
                                      std::size_t max_table_size, std::size_t num_states = 1) {
   if (m == 0) invalid(who, ": m must be at least 1, got 0");
   if (m > max_table_size) invalid(who, ": m = ", m, " exceeds max_table_size = ", max_table_size);
-  const auto p = m <= 64 || num_observations == 1 ? powers(num_observations, m) : std::vector<std::size_t>{};
-  if (p.empty() || p.back() > max_table_size)
+  const std::size_t size = checked_pow(num_observations, m);
+  if (size == 0 || size > max_table_size)
     invalid(who, ": a table of |Y|^m windows with |Y| = ", num_observations, " and m = ", m,
-            p.empty() ? std::string(" overflows std::size_t")
-                      : message(" has ", p.back(), " entries (",
-                                two_decimals(static_cast<double>(p.back()) * 32.0 / (1 << 30)),
+            size == 0 ? std::string(" overflows std::size_t")
+                      : message(" has ", size, " entries (", two_decimals(static_cast<double>(size) * 32.0 / (1 << 30)),
                                 " GiB of window moments) and exceeds max_table_size = ", max_table_size));
   const std::size_t working = checked_mul(m, checked_mul(num_states, num_observations));
   if (working == 0 || working > max_table_size)
@@ -64,7 +63,7 @@ inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t
             " and |Y| = ", num_observations, ", ",
             working == 0 ? std::string("which overflows std::size_t")
                          : message(working, ", more than max_table_size = ", max_table_size));
-  return p.back();
+  return size;
 }
 
 /// The depth-first pass over all windows of length m, oldest observation at the root (the forward

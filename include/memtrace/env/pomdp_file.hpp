@@ -783,83 +783,52 @@ class PomdpParser {
   }
 
   // T: <action> : <state> : <state> <prob> | T: <action> : <state> <u_matrix> | T: <action> <ui_matrix>
-  void transition_entry(std::size_t head) {
-    const std::size_t n = file_.num_states();
-    auto& t = file_.transition;
+  // O: <action> : <state> : <obs> <prob>   | O: <action> : <state> <u_matrix> | O: <action> <u_matrix>
+  // One grammar: a row of T is over next states, a row of O over observations; only T has 'identity'.
+  void transition_entry(std::size_t head) { stochastic_entry(head, false); }
+  void observation_entry(std::size_t head) { stochastic_entry(head, true); }
+
+  void stochastic_entry(std::size_t head, bool observation) {
+    const std::size_t n = file_.num_states(), k = observation ? file_.num_observations() : n;
+    auto& tables = observation ? file_.observation : file_.transition;
+    auto& set = observation ? o_set_ : t_set_;
     const std::size_t u = entity(PomdpEntity::action);
-    if (peek().kind == Kind::colon) {
+    const bool row = peek().kind == Kind::colon;  // one row (of state x, or of all for x = '*'), else the matrix
+    std::size_t x = pomdp_any;
+    if (row) {
       (void)next();
-      const std::size_t x = entity(PomdpEntity::state);
+      x = entity(PomdpEntity::state);
       if (peek().kind == Kind::colon) {
         (void)next();
-        const std::size_t x2 = entity(PomdpEntity::state);
+        const std::size_t c = entity(observation ? PomdpEntity::observation : PomdpEntity::state);
         const double p = number(true, "a probability").value;
-        assign(t, t_set_, head, u, x, x2, [p](std::size_t, std::size_t) { return p; });
+        assign(tables, set, head, u, x, c, [p](std::size_t, std::size_t) { return p; });
         return;
       }
-      if (keyword_matrix(head, "a row", false)) {
-        assign(t, t_set_, head, u, x, pomdp_any,
-               [n](std::size_t, std::size_t) { return 1.0 / static_cast<double>(n); });
-        return;
-      }
-      const std::string entry = entry_text(head) + ": ";
-      const std::vector<Number> v = numbers(true);
-      check_count(v, n, entry, "probabilities (one per next state)");
-      assign(t, t_set_, head, u, x, pomdp_any, [&v](std::size_t, std::size_t c) { return v[c].value; });
-      return;
-    }
-    if (peek_keyword("identity")) {
+    } else if (!observation && peek_keyword("identity")) {
       (void)next();
-      assign(t, t_set_, head, u, pomdp_any, pomdp_any, [](std::size_t r, std::size_t c) { return r == c ? 1.0 : 0.0; });
+      assign(tables, set, head, u, x, pomdp_any, [](std::size_t r, std::size_t c) { return r == c ? 1.0 : 0.0; });
       return;
     }
-    if (keyword_matrix(head, "a matrix", false)) {
-      assign(t, t_set_, head, u, pomdp_any, pomdp_any,
-             [n](std::size_t, std::size_t) { return 1.0 / static_cast<double>(n); });
+    if (keyword_matrix(head, row ? "a row" : "a matrix", observation)) {
+      assign(tables, set, head, u, x, pomdp_any,
+             [k](std::size_t, std::size_t) { return 1.0 / static_cast<double>(k); });
       return;
     }
-    const std::string entry = entry_text(head) + ": ";
-    const std::vector<Number> v = numbers(true);
-    check_count(v, n * n, entry, message("probabilities (a ", n, " x ", n, " matrix)"));
-    assign(t, t_set_, head, u, pomdp_any, pomdp_any,
-           [&v, n](std::size_t r, std::size_t c) { return v[r * n + c].value; });
+    const std::vector<Number> v = entry_numbers(head, true, row ? k : n * k,
+                                                !row          ? message("probabilities (a ", n, " x ", k, " matrix)")
+                                                : observation ? "probabilities (one per observation)"
+                                                              : "probabilities (one per next state)");
+    assign(tables, set, head, u, x, pomdp_any,
+           [&v, k, row](std::size_t r, std::size_t c) { return v[(row ? 0 : r) * k + c].value; });
   }
 
-  // O: <action> : <state> : <obs> <prob> | O: <action> : <state> <u_matrix> | O: <action> <u_matrix>
-  void observation_entry(std::size_t head) {
-    const std::size_t n = file_.num_states(), k = file_.num_observations();
-    auto& o = file_.observation;
-    const std::size_t u = entity(PomdpEntity::action);
-    const auto uniform = [k](std::size_t, std::size_t) { return 1.0 / static_cast<double>(k); };
-    if (peek().kind == Kind::colon) {
-      (void)next();
-      const std::size_t x = entity(PomdpEntity::state);
-      if (peek().kind == Kind::colon) {
-        (void)next();
-        const std::size_t y = entity(PomdpEntity::observation);
-        const double p = number(true, "a probability").value;
-        assign(o, o_set_, head, u, x, y, [p](std::size_t, std::size_t) { return p; });
-        return;
-      }
-      if (keyword_matrix(head, "a row", true)) {
-        assign(o, o_set_, head, u, x, pomdp_any, uniform);
-        return;
-      }
-      const std::string entry = entry_text(head) + ": ";
-      const std::vector<Number> v = numbers(true);
-      check_count(v, k, entry, "probabilities (one per observation)");
-      assign(o, o_set_, head, u, x, pomdp_any, [&v](std::size_t, std::size_t c) { return v[c].value; });
-      return;
-    }
-    if (keyword_matrix(head, "a matrix", true)) {
-      assign(o, o_set_, head, u, pomdp_any, pomdp_any, uniform);
-      return;
-    }
-    const std::string entry = entry_text(head) + ": ";
-    const std::vector<Number> v = numbers(true);
-    check_count(v, n * k, entry, message("probabilities (a ", n, " x ", k, " matrix)"));
-    assign(o, o_set_, head, u, pomdp_any, pomdp_any,
-           [&v, k](std::size_t r, std::size_t c) { return v[r * k + c].value; });
+  /// The numbers that end an entry: exactly `expected` of them (`what` they are, in the message).
+  std::vector<Number> entry_numbers(std::size_t head, bool probability, std::size_t expected, const std::string& what) {
+    const std::string entry = entry_text(head) + ": ";  // before the numbers move past it
+    std::vector<Number> values = numbers(probability);
+    check_count(values, expected, entry, what);
+    return values;
   }
 
   /// Consumes 'uniform' and returns true; refuses 'identity' and 'reset' where the grammar has no
@@ -895,15 +864,12 @@ class PomdpParser {
         file_.rewards.push_back({u, x, x2, y, number(false, "a number (the reward)").value});
         return;
       }
-      const std::string entry = entry_text(head) + ": ";
-      const std::vector<Number> v = numbers(false);
-      check_count(v, k, entry, "numbers (one per observation)");
+      const std::vector<Number> v = entry_numbers(head, false, k, "numbers (one per observation)");
       for (std::size_t y = 0; y < k; ++y) file_.rewards.push_back({u, x, x2, y, v[y].value});
       return;
     }
-    const std::string entry = entry_text(head) + ": ";
-    const std::vector<Number> v = numbers(false);
-    check_count(v, n * k, entry, message("numbers (a ", n, " x ", k, " matrix of next states x observations)"));
+    const std::vector<Number> v = entry_numbers(
+        head, false, n * k, message("numbers (a ", n, " x ", k, " matrix of next states x observations)"));
     file_.rewards.reserve(file_.rewards.size() + v.size());
     for (std::size_t x2 = 0; x2 < n; ++x2)
       for (std::size_t y = 0; y < k; ++y) file_.rewards.push_back({u, x, x2, y, v[x2 * k + y].value});

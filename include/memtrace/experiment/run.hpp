@@ -59,54 +59,111 @@ void check_learner_dims(const char* who, const M& memory, std::span<L, Extent> l
   }
 }
 
+/// MemoryLearners side by side, seen as one: each absorbs the same observations and rewards.
 /// Every MemoryLearner learns from (y, r, discount); a finite reward is checked once for all of
 /// them (learners that take the RewardFinite tag skip their own check).
-template <class L, std::size_t Extent, class Y>
-void learn_all(std::span<L, Extent> learners, const Y& y, double reward, double discount) {
-  if constexpr (requires(L & l) { l.learn(y, reward, discount, reward_finite); }) {
-    if (!std::isfinite(reward)) [[unlikely]]
-      invalid("run_td: the environment returned a non-finite reward ", reward, "; no learner was changed");
-    for (L& learner : learners) learner.learn(y, reward, discount, reward_finite);
-  } else {
-    for (L& learner : learners) learner.learn(y, reward, discount);
+template <class L, std::size_t Extent>
+struct LearnerSpan {
+  const char* who;
+  std::span<L, Extent> learners;
+
+  template <class Y>
+  void reset(const Y& y0) {
+    for (L& learner : learners) learner.reset(y0);
   }
+  template <class Y>
+  void learn(const Y& y, double reward, double discount) {
+    if constexpr (requires(L & l) { l.learn(y, reward, discount, reward_finite); }) {
+      if (!std::isfinite(reward)) [[unlikely]]
+        invalid(who, ": the environment returned a non-finite reward ", reward, "; no learner was changed");
+      for (L& learner : learners) learner.learn(y, reward, discount, reward_finite);
+    } else {
+      for (L& learner : learners) learner.learn(y, reward, discount);
+    }
+  }
+  void end_episode() {
+    for (L& learner : learners) learner.end_episode();
+  }
+};
+
+/// One memory and FeatureLearners on its features, seen as one MemoryLearner: the memory absorbs
+/// each observation once and every learner learns from the same transition φ -> φ'.
+template <class M, class L, std::size_t Extent>
+struct SharedMemory {
+  const char* who;
+  M& memory;
+  std::span<L, Extent> learners;
+  features_t<M> phi = memory.features();  // assigned in place below
+
+  template <class Y>
+  void reset(const Y& y0) {
+    memory.reset(y0);
+    phi = memory.features();
+  }
+  template <class Y>
+  void learn(const Y& y, double reward, double discount) {
+    memory.update(y);
+    if (!std::isfinite(reward)) [[unlikely]]
+      invalid(who, ": the environment returned a non-finite reward ", reward, "; no learner was changed");
+    const auto& phi_next = memory.features();
+    for (L& learner : learners) {
+      if constexpr (FeaturesFitDim<M> && requires { learner.update(phi, reward, discount, phi_next, features_fit); })
+        learner.update(phi, reward, discount, phi_next, features_fit);  // dims checked once per run
+      else
+        learner.update(phi, reward, discount, phi_next);
+    }
+    phi = memory.features();
+  }
+  void end_episode() {
+    for (L& learner : learners) learner.end_episode();
+  }
+};
+
+/// The one TD loop body, `count` times: a step of the environment, learned with discount 0 if it
+/// terminated; a terminated or truncated step ends the episode and the next starts from env.reset.
+/// (The loop is inside: a call per step would not be inlined and costs ~10% of a TD step.)
+template <class Env, class G, class Learner>
+void td_steps(Env& env, G& gen, double discount, Learner&& learner, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto step = env.step(gen);
+    learner.learn(step.observation, static_cast<double>(step.reward), step.terminated ? 0.0 : discount);
+    if (step.terminated || step.truncated) [[unlikely]] {
+      learner.end_episode();
+      learner.reset(env.reset(gen));
+    }
+  }
+}
+
+/// run.steps steps of td_steps, with on_record(step) after each step in record_at (checked).
+template <class Env, class G, class Learner, class OnRecord>
+void td_loop(const char* who, Env& env, G& gen, const TdRun& run, std::span<const std::size_t> record_at,
+             Learner& learner, OnRecord&& on_record) {
+  check_run(who, run, record_at);
+  learner.reset(env.reset(gen));
+  std::size_t t = 0;
+  for (const std::size_t step : record_at) {
+    td_steps(env, gen, run.discount, learner, step - t);
+    t = step;
+    on_record(step);
+  }
+  td_steps(env, gen, run.discount, learner, run.steps - t);
 }
 
 template <class Env, class M, class L, class G, std::size_t Extent, class OnRecord>
 void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at, OnRecord&& on_record) {
-  check_run(who, run, record_at);
   check_learner_dims(who, memory, learners);
-  memory.reset(env.reset(gen));
-  features_t<M> phi = memory.features();  // assigned in place below
-  std::size_t t = 0;
-  const auto advance = [&](std::size_t until) {
-    for (; t < until; ++t) {
-      const auto step = env.step(gen);
-      memory.update(step.observation);
-      const double discount = step.terminated ? 0.0 : run.discount;
-      if (!std::isfinite(static_cast<double>(step.reward))) [[unlikely]]
-        invalid(who, ": the environment returned a non-finite reward ", step.reward, "; no learner was changed");
-      const auto& phi_next = memory.features();
-      for (L& learner : learners) {
-        if constexpr (FeaturesFitDim<M> &&
-                      requires { learner.update(phi, step.reward, discount, phi_next, features_fit); })
-          learner.update(phi, step.reward, discount, phi_next, features_fit);  // dims checked above
-        else
-          learner.update(phi, step.reward, discount, phi_next);
-      }
-      if (step.terminated || step.truncated) [[unlikely]] {
-        for (L& learner : learners) learner.end_episode();
-        memory.reset(env.reset(gen));
-      }
-      phi = memory.features();
-    }
-  };
-  for (const std::size_t step : record_at) {
-    advance(step);
-    on_record(step, std::span<const L, Extent>(learners));
-  }
-  advance(run.steps);
+  SharedMemory<M, L, Extent> shared{who, memory, learners};
+  td_loop(who, env, gen, run, record_at, shared,
+          [&](std::size_t step) { on_record(step, std::span<const L, Extent>(learners)); });
+}
+
+template <class Env, class L, class G, std::size_t Extent, class OnRecord>
+void run_td_shared(const char* who, Env& env, std::span<L, Extent> learners, G& gen, const TdRun& run,
+                   std::span<const std::size_t> record_at, OnRecord&& on_record) {
+  LearnerSpan<L, Extent> all{who, learners};
+  td_loop(who, env, gen, run, record_at, all,
+          [&](std::size_t step) { on_record(step, std::span<const L, Extent>(learners)); });
 }
 
 }  // namespace detail
@@ -133,29 +190,7 @@ template <class Env, class L, std::uniform_random_bit_generator G, std::size_t E
 requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td_shared(Env& env, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at = {}, OnRecord&& on_record = {}) {
-  detail::check_run("run_td_shared", run, record_at);
-  const auto reset = [&] {
-    const auto y0 = env.reset(gen);
-    for (L& learner : learners) learner.reset(y0);
-  };
-  reset();
-  std::size_t t = 0;
-  const auto advance = [&](std::size_t until) {
-    for (; t < until; ++t) {
-      const auto step = env.step(gen);
-      const double discount = step.terminated ? 0.0 : run.discount;
-      detail::learn_all(learners, step.observation, static_cast<double>(step.reward), discount);
-      if (step.terminated || step.truncated) [[unlikely]] {
-        for (L& learner : learners) learner.end_episode();
-        reset();
-      }
-    }
-  };
-  for (const std::size_t step : record_at) {
-    advance(step);
-    on_record(step, std::span<const L, Extent>(learners));
-  }
-  advance(run.steps);
+  detail::run_td_shared("run_td_shared", env, learners, gen, run, record_at, on_record);
 }
 
 /// Runs `run.steps` steps of online TD learning. After the steps listed in record_at (strictly
@@ -177,8 +212,8 @@ template <class Env, class L, std::uniform_random_bit_generator G, class OnRecor
 requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td(Env& env, L& learner, G& gen, const TdRun& run, std::span<const std::size_t> record_at = {},
             OnRecord&& on_record = {}) {
-  run_td_shared(env, std::span<L, 1>(&learner, 1), gen, run, record_at,
-                [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
+  detail::run_td_shared("run_td", env, std::span<L, 1>(&learner, 1), gen, run, record_at,
+                        [&](std::size_t step, std::span<const L, 1> one) { on_record(step, one[0]); });
 }
 
 /// K independent runs in lockstep, each with its own environment, learner and generator: step t of
@@ -191,18 +226,12 @@ requires RewardProcess<Env, G> && MemoryLearner<L, observation_t<Env, G>>
 void run_td_lockstep(std::array<Env, K>& envs, std::array<L, K>& learners, std::array<G, K>& gens, const TdRun& run) {
   static_assert(K >= 1, "run_td_lockstep: K must be at least 1");
   detail::check_run("run_td_lockstep", run, {});
-  for (std::size_t k = 0; k < K; ++k) learners[k].reset(envs[k].reset(gens[k]));
-  for (std::size_t t = 0; t < run.steps; ++t) {
-    for (std::size_t k = 0; k < K; ++k) {
-      const auto step = envs[k].step(gens[k]);
-      detail::learn_all(std::span<L, 1>(&learners[k], 1), step.observation, static_cast<double>(step.reward),
-                        step.terminated ? 0.0 : run.discount);
-      if (step.terminated || step.truncated) [[unlikely]] {
-        learners[k].end_episode();
-        learners[k].reset(envs[k].reset(gens[k]));
-      }
-    }
-  }
+  const auto run_k = [&](std::size_t k) {
+    return detail::LearnerSpan<L, 1>{"run_td_lockstep", std::span<L, 1>(&learners[k], 1)};
+  };
+  for (std::size_t k = 0; k < K; ++k) run_k(k).reset(envs[k].reset(gens[k]));
+  for (std::size_t t = 0; t < run.steps; ++t)
+    for (std::size_t k = 0; k < K; ++k) detail::td_steps(envs[k], gens[k], run.discount, run_k(k), 1);
 }
 
 }  // namespace memtrace

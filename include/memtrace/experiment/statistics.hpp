@@ -57,24 +57,21 @@ namespace detail {
   if (std::abs(d) < tiny) d = tiny;
   d = 1.0 / d;
   double f = d;
+  // One Lentz step for the partial numerator num: updates d and c, returns the factor of f.
+  const auto lentz_step = [&](double num) {
+    d = 1.0 + num * d;
+    if (std::abs(d) < tiny) d = tiny;
+    c = 1.0 + num / c;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1.0 / d;
+    return d * c;
+  };
   for (int m = 1; m < 1000000; ++m) {
     const double m2 = 2.0 * m;
     // Even step: m (b - m) x / ((a + 2m - 1)(a + 2m)).
-    double num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
-    d = 1.0 + num * d;
-    if (std::abs(d) < tiny) d = tiny;
-    c = 1.0 + num / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    f *= d * c;
+    f *= lentz_step(m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)));
     // Odd step: -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)).
-    num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-    d = 1.0 + num * d;
-    if (std::abs(d) < tiny) d = tiny;
-    c = 1.0 + num / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    const double delta = d * c;
+    const double delta = lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)));
     f *= delta;
     if (std::abs(delta - 1.0) < eps) break;
   }

@@ -94,6 +94,124 @@ class TraceStep {
   double power_ = 1.0;
 };
 
+/// The one implementation of the trace update (eq:recursive) and of the Memory interface, shared
+/// by MemoryTrace (one trace) and TraceBank (one block of features() per λ). Derived supplies
+/// for_each_trace(f), calling f(block, step, λ) for each trace (a block of z_, its TraceStep and
+/// its λ), observation_dim(), and the names its messages use (names).
+struct TraceNames {
+  const char* type;    // the class, in index-observation messages
+  const char* reset;   // its reset, in vector-observation messages
+  const char* update;  // its update
+};
+
+template <class Derived, class Scalar, int NumObservations, int FeatureSize>
+class TraceMemory {
+ public:
+  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
+  static constexpr bool features_fit_dim = true;
+  using scalar_type = Scalar;
+  using features_type = Eigen::Matrix<Scalar, FeatureSize, 1>;
+
+  // A real number is no index (it would be truncated to one): a scalar observation is a 1-vector.
+  template <std::floating_point F>
+  void reset(F) = delete;  // a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
+  template <std::floating_point F>
+  void update(F) = delete;  // a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
+  // A dense vector of another scalar type is refused at compile time (no silent conversion):
+  template <class D>
+  requires DenseObservationNotOf<D, Scalar>
+  void reset(const Eigen::MatrixBase<D>& y0) = delete;  // another scalar type: pass y.template cast<Scalar>()
+  template <class D>
+  requires DenseObservationNotOf<D, Scalar>
+  void update(const Eigen::MatrixBase<D>& y) = delete;  // another scalar type: pass y.template cast<Scalar>()
+
+  /// Starts a history whose first observation is y0 (see TraceInit).
+  void reset(Observation y0) {
+    check_observation(Derived::names.type, y0, self().observation_dim());
+    self().for_each_trace([&](auto&& z, TraceStep& step, double lambda) {
+      z.setZero();
+      z[static_cast<Eigen::Index>(y0)] = static_cast<Scalar>(step.start(lambda));
+    });
+    started_ = true;
+  }
+  template <class D>
+  requires DenseObservationFor<D, Scalar, NumObservations>
+  void reset(const Eigen::MatrixBase<D>& y0) { start(Derived::names.reset, y0); }
+  template <int C>
+  void reset(const MultiHot<C>& y0) {
+    start(Derived::names.reset, y0);
+  }
+
+  /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq:recursive), in every trace. On a
+  /// memory that has seen nothing yet (after construction or clear()) this is reset(y).
+  void update(Observation y) {
+    if (!started_) return reset(y);
+    check_observation(Derived::names.type, y, self().observation_dim());
+    self().for_each_trace([&](auto&& z, TraceStep& step, double lambda) {
+      const auto [a, b] = step.next(lambda);
+      z *= static_cast<Scalar>(a);
+      z[static_cast<Eigen::Index>(y)] += static_cast<Scalar>(b);
+    });
+  }
+  /// z <- λ z + (1 - λ) y for a dense y of d finite entries.
+  template <class D>
+  requires DenseObservationFor<D, Scalar, NumObservations>
+  void update(const Eigen::MatrixBase<D>& y) {
+    if (!started_) return start(Derived::names.update, y);
+    check_dense_observation(Derived::names.update, y, self().observation_dim());
+    self().for_each_trace([&](auto&& z, TraceStep& step, double lambda) {
+      const auto [a, b] = step.next(lambda);
+      z = static_cast<Scalar>(a) * z + static_cast<Scalar>(b) * y;  // coefficient-wise: y may alias z
+    });
+  }
+  /// z <- λ z + (1 - λ) y for a sum of unit vectors y: a scale and one added entry per active index.
+  template <int C>
+  void update(const MultiHot<C>& y) {
+    if (!started_) return start(Derived::names.update, y);
+    check_multi_hot_observation(Derived::names.update, y, self().observation_dim());
+    self().for_each_trace([&](auto&& z, TraceStep& step, double lambda) {
+      const auto [a, b] = step.next(lambda);
+      z *= static_cast<Scalar>(a);
+      for (const std::size_t i : y) z[static_cast<Eigen::Index>(i)] += static_cast<Scalar>(b);
+    });
+  }
+
+  /// Forgets everything: the trace of the empty history, z = 0; the next update(y) is reset(y).
+  void clear() noexcept {
+    z_.setZero();
+    started_ = false;
+  }
+
+  [[nodiscard]] const features_type& features() const noexcept { return z_; }
+  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(z_.size()); }
+
+ protected:
+  features_type z_;
+  bool started_ = false;
+
+ private:
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+
+  /// reset for vector observations; `who` is the public function called.
+  template <class D>
+  void start(const char* who, const Eigen::MatrixBase<D>& y0) {
+    check_dense_observation(who, y0, self().observation_dim());
+    self().for_each_trace(
+        [&](auto&& z, TraceStep& step, double lambda) { z = static_cast<Scalar>(step.start(lambda)) * y0; });
+    started_ = true;
+  }
+  template <int C>
+  void start(const char* who, const MultiHot<C>& y0) {
+    check_multi_hot_observation(who, y0, self().observation_dim());
+    self().for_each_trace([&](auto&& z, TraceStep& step, double lambda) {
+      z.setZero();
+      const auto b = static_cast<Scalar>(step.start(lambda));
+      for (const std::size_t i : y0) z[static_cast<Eigen::Index>(i)] += b;
+    });
+    started_ = true;
+  }
+};
+
 }  // namespace detail
 
 /// The memory trace of paper eq:recursive, z_t = λ z_{t-1} + (1 - λ) y_t, of observations y_t in R^d.
@@ -112,112 +230,55 @@ class TraceStep {
 /// wrong size, not finite) throws std::invalid_argument and changes nothing. Satisfies Memory for
 /// Observation, for dense vectors of Scalar and for MultiHot.
 template <class Lambda = dynamic_lambda, int NumObservations = dynamic, class Scalar = double>
-class MemoryTrace {
+class MemoryTrace : public detail::TraceMemory<MemoryTrace<Lambda, NumObservations, Scalar>, Scalar, NumObservations,
+                                               detail::eigen_size(NumObservations)> {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
   static_assert(detail::TraceScalar<Scalar>, "MemoryTrace: Scalar must be float or double");
+  using base = detail::TraceMemory<MemoryTrace, Scalar, NumObservations, detail::eigen_size(NumObservations)>;
+  friend base;
   using lambda_value = detail::LambdaValue<Lambda>;
   static constexpr bool fully_static = !lambda_value::is_dynamic && NumObservations != dynamic;
 
  public:
-  /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
-  static constexpr bool features_fit_dim = true;
-  using scalar_type = Scalar;
-  using features_type = Eigen::Matrix<Scalar, detail::eigen_size(NumObservations), 1>;
+  using typename base::features_type;
 
   /// Run-time λ: MemoryTrace<> trace(0.9, 11).
   MemoryTrace(double lambda, std::size_t num_observations,
-              TraceInit init = TraceInit::first_observation) requires lambda_value::is_dynamic
-      : lambda_(lambda),
-        step_(init),
-        z_(make_zero(num_observations)) {}
+              TraceInit init = TraceInit::first_observation) requires lambda_value::is_dynamic : lambda_(lambda),
+                                                                                                 step_(init) {
+    this->z_ = make_zero(num_observations);
+  }
 
   /// Run-time λ, compile-time d: MemoryTrace<dynamic_lambda, 11> trace(0.9).
   explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation) requires(
       lambda_value::is_dynamic&& NumObservations != dynamic)
-      : lambda_(lambda), step_(init), z_(features_type::Zero()) {}
+      : lambda_(lambda), step_(init) {
+    this->z_.setZero();
+  }
 
   /// Compile-time λ: MemoryTrace<std::ratio<9, 10>> trace(11).
   explicit MemoryTrace(std::size_t num_observations,
                        TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic)
-      : step_(init), z_(make_zero(num_observations)) {}
+      : step_(init) {
+    this->z_ = make_zero(num_observations);
+  }
 
   /// Compile-time λ and d: MemoryTrace<std::ratio<9, 10>, 11> trace.
   MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
-  explicit MemoryTrace(TraceInit init) requires fully_static : step_(init), z_(features_type::Zero()) {}
+  explicit MemoryTrace(TraceInit init) requires fully_static : step_(init) { this->z_.setZero(); }
 
-  // A real number is no index (it would be truncated to one): a scalar observation is a 1-vector.
-  template <std::floating_point F>
-  void reset(F) = delete;  // MemoryTrace: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
-  template <std::floating_point F>
-  void update(F) = delete;  // MemoryTrace: a real number is no index; pass Eigen::Matrix<Scalar, 1, 1>
+  // reset, update (index, dense and MultiHot observations), clear, features and dim: detail::TraceMemory.
 
-  /// Starts a history whose first observation is y0 (see TraceInit).
-  void reset(Observation y0) {
-    check(y0);
-    z_.setZero();
-    z_[index(y0)] = static_cast<Scalar>(step_.start(lambda()));
-    started_ = true;
-  }
-  template <class D>
-  requires detail::DenseObservationFor<D, Scalar, NumObservations>
-  void reset(const Eigen::MatrixBase<D>& y0) { start("MemoryTrace::reset", y0); }
-  template <int C>
-  void reset(const MultiHot<C>& y0) {
-    start("MemoryTrace::reset", y0);
-  }
-
-  /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq:recursive). On a trace that has
-  /// seen nothing yet (after construction or clear()) this is reset(y).
-  void update(Observation y) {
-    if (!started_) return reset(y);
-    check(y);
-    const auto [a, b] = step_.next(lambda());
-    z_ *= static_cast<Scalar>(a);
-    z_[index(y)] += static_cast<Scalar>(b);
-  }
-  /// z <- λ z + (1 - λ) y for a dense y of d finite entries.
-  template <class D>
-  requires detail::DenseObservationFor<D, Scalar, NumObservations>
-  void update(const Eigen::MatrixBase<D>& y) {
-    if (!started_) return start("MemoryTrace::update", y);
-    detail::check_dense_observation("MemoryTrace::update", y, dim());
-    const auto [a, b] = step_.next(lambda());
-    z_ = static_cast<Scalar>(a) * z_ + static_cast<Scalar>(b) * y;  // coefficient-wise: y may alias z
-  }
-  /// z <- λ z + (1 - λ) y for a sum of unit vectors y: a scale and one added entry per active index.
-  template <int C>
-  void update(const MultiHot<C>& y) {
-    if (!started_) return start("MemoryTrace::update", y);
-    detail::check_multi_hot_observation("MemoryTrace::update", y, dim());
-    const auto [a, b] = step_.next(lambda());
-    z_ *= static_cast<Scalar>(a);
-    for (const std::size_t i : y) z_[static_cast<Eigen::Index>(i)] += static_cast<Scalar>(b);
-  }
-
-  // A dense vector of another scalar type is refused at compile time (no silent conversion):
-  template <class D>
-  requires detail::DenseObservationNotOf<D, Scalar>
-  void reset(const Eigen::MatrixBase<D>& y0) = delete;  // another scalar type: pass y.template cast<Scalar>()
-  template <class D>
-  requires detail::DenseObservationNotOf<D, Scalar>
-  void update(const Eigen::MatrixBase<D>& y) = delete;  // another scalar type: pass y.template cast<Scalar>()
-
-  /// Forgets everything: the trace of the empty history, z = 0; the next update(y) is reset(y).
-  void clear() noexcept {
-    z_.setZero();
-    started_ = false;
-  }
-
-  [[nodiscard]] const features_type& features() const noexcept { return z_; }
-  [[nodiscard]] std::size_t dim() const noexcept { return static_cast<std::size_t>(z_.size()); }
-  [[nodiscard]] std::size_t num_observations() const noexcept { return dim(); }
+  [[nodiscard]] std::size_t num_observations() const noexcept { return this->dim(); }
   /// The dimension d of the observations (|Y| for index observations); equals dim().
-  [[nodiscard]] std::size_t observation_dim() const noexcept { return dim(); }
+  [[nodiscard]] std::size_t observation_dim() const noexcept { return this->dim(); }
   [[nodiscard]] double lambda() const noexcept { return lambda_.value(); }
   [[nodiscard]] TraceInit init() const noexcept { return step_.init(); }
 
  private:
+  static constexpr detail::TraceNames names{"MemoryTrace", "MemoryTrace::reset", "MemoryTrace::update"};
+
   static features_type make_zero(std::size_t num_observations) {
     detail::check_num_observations("MemoryTrace", num_observations);
     detail::check_fixed_size("MemoryTrace", "num_observations", NumObservations, num_observations);
@@ -225,29 +286,14 @@ class MemoryTrace {
                           num_observations);
     return features_type::Zero(static_cast<Eigen::Index>(num_observations));
   }
-  void check(Observation y) const { detail::check_observation("MemoryTrace", y, dim()); }
-  static Eigen::Index index(Observation y) noexcept { return static_cast<Eigen::Index>(y); }
-
-  /// reset for vector observations; `who` is the public function called.
-  template <class D>
-  void start(const char* who, const Eigen::MatrixBase<D>& y0) {
-    detail::check_dense_observation(who, y0, dim());
-    z_ = static_cast<Scalar>(step_.start(lambda())) * y0;
-    started_ = true;
-  }
-  template <int C>
-  void start(const char* who, const MultiHot<C>& y0) {
-    detail::check_multi_hot_observation(who, y0, dim());
-    z_.setZero();
-    const auto b = static_cast<Scalar>(step_.start(lambda()));
-    for (const std::size_t i : y0) z_[static_cast<Eigen::Index>(i)] += b;
-    started_ = true;
+  /// One trace: the whole feature vector.
+  template <class F>
+  void for_each_trace(F&& f) {
+    f(this->z_, step_, lambda());
   }
 
   [[no_unique_address]] lambda_value lambda_;
   detail::TraceStep step_;
-  features_type z_;
-  bool started_ = false;
 };
 
 }  // namespace memtrace

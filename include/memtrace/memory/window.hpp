@@ -40,14 +40,11 @@ inline constexpr std::size_t default_max_table_size = std::size_t{1} << 28;
 
 namespace detail {
 
-/// The powers n^0, ..., n^m, or an empty vector if n^m overflows std::size_t.
+/// The powers n^0, ..., n^m, or an empty vector (allocating nothing) if n^m overflows std::size_t.
 [[nodiscard]] inline std::vector<std::size_t> powers(std::size_t n, std::size_t m) {
+  if (checked_pow(n, m) == 0) return {};
   std::vector<std::size_t> p{1};
-  for (std::size_t k = 1; k <= m; ++k) {
-    const std::size_t next = checked_mul(p.back(), n);
-    if (next == 0) return {};
-    p.push_back(next);
-  }
+  for (std::size_t k = 1; k <= m; ++k) p.push_back(p.back() * n);  // no overflow: n^m fits
   return p;
 }
 
@@ -113,10 +110,11 @@ class Window {
   /// Number of table entries for windows of `length` observations out of `num_observations`;
   /// throws std::invalid_argument if it does not fit in std::size_t.
   [[nodiscard]] static std::size_t table_size(std::size_t length, std::size_t num_observations, WindowPadding padding) {
-    const auto p = detail::powers(num_observations, length);
-    std::size_t size = p.empty() ? 0 : p.back();
-    if (padding == WindowPadding::zero)
-      for (std::size_t c = 1; c < length && size != 0; ++c) size = size + p[c] < size ? 0 : size + p[c];
+    std::size_t size = detail::checked_pow(num_observations, length);
+    if (padding == WindowPadding::zero && size != 0) {
+      const auto p = detail::powers(num_observations, length);
+      for (std::size_t c = 1; c < length && size != 0; ++c) size = detail::checked_add(size, p[c]);
+    }
     if (size == 0)
       detail::invalid("Window: the table of |Y|^m windows with |Y| = ", num_observations, " and m = ", length,
                       " overflows std::size_t");

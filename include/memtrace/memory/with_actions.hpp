@@ -34,10 +34,11 @@ class WithActions {
   static constexpr bool features_fit_dim = FeaturesFitDim<M>;
   /// |Y|(|U| + 1); throws if it overflows std::size_t.
   [[nodiscard]] static std::size_t num_symbols(std::size_t num_observations, std::size_t num_actions) {
-    if (num_actions + 1 == 0 || num_observations > static_cast<std::size_t>(-1) / (num_actions + 1))
+    const std::size_t symbols = detail::checked_mul(num_observations, detail::checked_add(num_actions, 1));
+    if (symbols == 0 && num_observations != 0)
       detail::invalid("WithActions: |Y|(|U| + 1) with |Y| = ", num_observations, " and |U| = ", num_actions,
                       " overflows std::size_t");
-    return num_observations * (num_actions + 1);
+    return symbols;
   }
 
   WithActions(M memory, std::size_t num_observations, std::size_t num_actions)
