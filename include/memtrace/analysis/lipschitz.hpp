@@ -152,13 +152,13 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   if (n == 0) invalid(who, ": n must be at least 1, got 0");
   // The enumeration keeps a belief per level: bound the depth even when |Y|^n is small (|Y| = 1).
   if (n > max_histories) invalid(who, ": n = ", n, " exceeds max_histories = ", max_histories);
-  const auto p = n <= 64 || num_observations == 1 ? powers(num_observations, n) : std::vector<std::size_t>{};
-  if (p.empty())
+  const std::size_t count = checked_pow(num_observations, n);  // 0: overflow (|Y| >= 1 here)
+  if (count == 0)
     invalid(who, ": |Y|^n histories with |Y| = ", num_observations, " and n = ", n, " overflow std::size_t");
-  if (p.back() > max_histories)
-    invalid(who, ": |Y|^n = ", p.back(), " histories with |Y| = ", num_observations, " and n = ", n,
+  if (count > max_histories)
+    invalid(who, ": |Y|^n = ", count, " histories with |Y| = ", num_observations, " and n = ", n,
             " exceed max_histories = ", max_histories);
-  return p.back();
+  return count;
 }
 
 }  // namespace detail

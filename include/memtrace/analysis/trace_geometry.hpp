@@ -55,13 +55,13 @@ namespace memtrace {
                                                std::size_t max_entries = std::size_t{1} << 26) {
   detail::check_lambda("trace_set", lambda);
   detail::check_num_observations("trace_set", num_observations);
-  // n^m overflows for m > 64 unless n = 1; refuse such m before powers() allocates m + 1 words.
-  const bool small = m <= max_entries && (m <= 64 || num_observations == 1);
-  const auto p = small ? detail::powers(num_observations, m) : std::vector<std::size_t>{};
-  const std::size_t entries = p.empty() ? 0 : detail::checked_mul(p.back(), num_observations);
+  // Checked before powers() allocates m + 1 words (checked_pow is 0 on overflow).
+  const std::size_t windows = m <= max_entries ? detail::checked_pow(num_observations, m) : 0;
+  const std::size_t entries = detail::checked_mul(windows, num_observations);
   if (entries == 0 || entries > max_entries)
     detail::invalid("trace_set: |Y|^(m+1) with |Y| = ", num_observations, " and m = ", m,
                     " entries exceed max_entries = ", max_entries);
+  const auto p = detail::powers(num_observations, m);
   const auto n = static_cast<Eigen::Index>(num_observations);
   Eigen::MatrixXd z = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(p.back()));
   // After step c the first |Y|^c columns hold Z^c; column y + |Y| j of Z^{c+1} extends the history

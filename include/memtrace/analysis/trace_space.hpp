@@ -209,9 +209,7 @@ struct BoxCountingEstimate {
 
   BoxCountingEstimate result;
   result.length = box_counting_length(lambda, num_observations, options.epsilon_min, options.approximation);
-  std::size_t points = 1;  // |Y|^m, counted without overflow and without allocating
-  for (std::size_t k = 0; k < result.length && points != 0 && points <= options.max_points; ++k)
-    points = detail::checked_mul(points, num_observations);
+  const std::size_t points = detail::checked_pow(num_observations, result.length);  // 0: overflow
   if (points == 0 || points > options.max_points)
     detail::invalid(who, ": Z_lambda^m with lambda = ", lambda, ", |Y| = ", num_observations,
                     " and m = ", result.length, " (for epsilon_min = ", options.epsilon_min, ") has ", num_observations,
