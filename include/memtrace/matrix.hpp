@@ -6,6 +6,8 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 #include "memtrace/vocabulary.hpp"
 
@@ -76,6 +78,16 @@ inline void check_finite(const char* who, const char* name, const SparseMatrix& 
 
 inline void check_tolerance(const char* who, double tolerance) {
   if (!(tolerance >= 0.0 && tolerance < 1.0)) invalid(who, ": tolerance must be in [0, 1), got ", tolerance);
+}
+
+/// A model's terminal flags: an empty `terminal` becomes "no state is terminal" (one flag per state
+/// of `initial`); throws if `initial` puts probability on a terminal state (an episode would start
+/// ended). The caller has checked that a non-empty `terminal` has one flag per state.
+inline void complete_terminal_flags(const char* who, std::vector<bool>& terminal, const Eigen::VectorXd& initial) {
+  if (terminal.empty()) terminal.assign(static_cast<std::size_t>(initial.size()), false);
+  for (Eigen::Index x = 0; x < initial.size(); ++x)
+    if (terminal[static_cast<std::size_t>(x)] && initial[x] > 0.0)
+      invalid(who, ": initial puts probability ", initial[x], " on terminal state ", x);
 }
 
 /// Throws unless 0 <= p <= 1 (NaN fails too); `name` is the parameter.

@@ -31,8 +31,7 @@ namespace memtrace {
 /// (terminated = true); the next step must follow a reset. A terminal state's row of P is used
 /// only by analysis (e.g. restarting from `initial` turns an episodic model into one Markov chain).
 /// Satisfies RewardProcess and FiniteModel (model() is the HMM itself).
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `FiniteHmm` is `BasicFiniteHmm<>`; see docs/design.md, compile time.)
+/// (`FiniteHmm` is `BasicFiniteHmm<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicFiniteHmm {
  public:
@@ -58,10 +57,7 @@ class BasicFiniteHmm {
     detail::check_row_stochastic(who, "emission", emission_, tolerance);
     detail::check_distribution(who, "initial", initial_, tolerance);
     detail::check_finite(who, "rewards", rewards);
-    if (terminal_.empty()) terminal_.assign(static_cast<std::size_t>(n), false);
-    for (Eigen::Index x = 0; x < n; ++x)
-      if (terminal_[static_cast<std::size_t>(x)] && initial_[x] > 0.0)
-        detail::invalid(who, ": initial puts probability ", initial_[x], " on terminal state ", x);
+    detail::complete_terminal_flags(who, terminal_, initial_);
 
     transition_ = detail::pruned(std::move(transition));
     // r(x, x') aligned with the entries of P, so a sampled entry carries its reward.

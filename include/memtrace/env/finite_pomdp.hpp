@@ -38,8 +38,7 @@ namespace memtrace {
 /// reset(gen) draws x_0 and returns y_0 ~ initial_emission(x_0, .); step(u, gen) moves
 /// x -> x' ~ T(.|x, u), emits y' ~ O(.|x', u) and pays R(x, u, x', y'). Terminal states end the
 /// episode as in FiniteHmm. Satisfies Pomdp.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `FinitePomdp` is `BasicFinitePomdp<>`; see docs/design.md, compile time.)
+/// (`FinitePomdp` is `BasicFinitePomdp<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicFinitePomdp {
  public:
@@ -125,10 +124,7 @@ class BasicFinitePomdp {
       detail::check_row_stochastic(who, emission_name(per_action, u).c_str(), m.emissions[u], m.tolerance);
     if (given_initial_emission) detail::check_row_stochastic(who, "initial_emission", m.initial_emission, m.tolerance);
     detail::check_distribution(who, "initial", initial_, m.tolerance);
-    if (terminal_.empty()) terminal_.assign(static_cast<std::size_t>(n), false);
-    for (Eigen::Index x = 0; x < n; ++x)
-      if (terminal_[static_cast<std::size_t>(x)] && initial_[x] > 0.0)
-        detail::invalid(who, ": initial puts probability ", initial_[x], " on terminal state ", x);
+    detail::complete_terminal_flags(who, terminal_, initial_);
 
     emissions_ = std::move(m.emissions);
     std::vector<SparseMatrix> sparse_emissions;

@@ -57,8 +57,7 @@ struct NoisyRandomWalkParameters {
 /// model() use that realised value, so simulator and model agree exactly. Larger walks take three
 /// draws: uniform_index for the offset, uniform_real < noise, uniform_index(gen, |Y|).
 /// Satisfies RewardProcess and FiniteModel.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `NoisyRandomWalk` is `BasicNoisyRandomWalk<>`; see docs/design.md, compile time.)
+/// (`NoisyRandomWalk` is `BasicNoisyRandomWalk<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicNoisyRandomWalk {
  public:

@@ -63,8 +63,7 @@ inline constexpr std::size_t num_actions = 2;
 /// States (2k + 3): corridor_state(i, cue) for positions i in [0, k - 2] and cue 0 (a) or 1 (b);
 /// junction_state(cue, sign) at position k - 1 with sign 0 (x) or 1 (y); terminal_state(), which
 /// emits o and whose row of the model restarts an episode. Satisfies Pomdp.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `TMaze` is `BasicTMaze<>`; see docs/design.md, compile time.)
+/// (`TMaze` is `BasicTMaze<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicTMaze {
  public:
@@ -173,8 +172,7 @@ using TMaze = BasicTMaze<>;
 
 /// The T-maze under the fixed policy that always goes up (the proof of thm:tmaze): an HMM whose
 /// state values are tab:tmaze-v (0 before the junction, ±1 at it). Satisfies FiniteModel.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`; see docs/design.md, compile time.)
+/// (`TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicTMazeAlwaysUp {
  public:
@@ -227,8 +225,7 @@ inline constexpr std::size_t num_navigation_actions = 4;
 /// States (4k + 1): position(i, cue, sign) = 4i + 2 sign + cue, and terminal_state() = 4k.
 /// model() is the FinitePomdp without the time limit (a truncation, not part of the dynamics).
 /// Satisfies Pomdp.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `TMazeNavigation` is `BasicTMazeNavigation<>`; see docs/design.md, compile time.)
+/// (`TMazeNavigation` is `BasicTMazeNavigation<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicTMazeNavigation {
  public:

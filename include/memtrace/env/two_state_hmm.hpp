@@ -26,8 +26,7 @@ namespace memtrace {
 /// model's r(x, x') is its expectation, (1 - q) r(x') + q r(1 - x'). Draws: reset one
 /// uniform_index(gen, 2) and one uniform_real; step two uniform_real (switch, then flip).
 /// Satisfies RewardProcess and FiniteModel.
-/// (A class template only so that a file including this header compiles the model's sparse-matrix
-/// code only if it uses it: `TwoStateHmm` is `BasicTwoStateHmm<>`; see docs/design.md, compile time.)
+/// (`TwoStateHmm` is `BasicTwoStateHmm<>`, a class template only for compile time: docs/design.md.)
 template <class Lazy = void>
 class BasicTwoStateHmm {
  public:
