@@ -81,10 +81,13 @@ inline void check_tolerance(const char* who, double tolerance) {
 }
 
 /// A model's terminal flags: an empty `terminal` becomes "no state is terminal" (one flag per state
-/// of `initial`); throws if `initial` puts probability on a terminal state (an episode would start
-/// ended). The caller has checked that a non-empty `terminal` has one flag per state.
+/// of `initial`); throws unless a non-empty one has one flag per state, or if `initial` puts
+/// probability on a terminal state (an episode would start ended).
 inline void complete_terminal_flags(const char* who, std::vector<bool>& terminal, const Eigen::VectorXd& initial) {
-  if (terminal.empty()) terminal.assign(static_cast<std::size_t>(initial.size()), false);
+  const auto n = static_cast<std::size_t>(initial.size());
+  if (!terminal.empty() && terminal.size() != n)
+    invalid(who, ": terminal must be empty or have one flag per state (", n, "), got ", terminal.size());
+  if (terminal.empty()) terminal.assign(n, false);
   for (Eigen::Index x = 0; x < initial.size(); ++x)
     if (terminal[static_cast<std::size_t>(x)] && initial[x] > 0.0)
       invalid(who, ": initial puts probability ", initial[x], " on terminal state ", x);

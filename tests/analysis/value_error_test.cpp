@@ -95,3 +95,21 @@ TEST_CASE("A memory over another number of observations than the process is refu
   CHECK_THROWS_AS(exact_moments(process, Window<>(2, 3)), std::invalid_argument);
   CHECK_THROWS_WITH(td_fixed_point(process, ConcatWindow<>(2, 7)), Catch::Contains("td_fixed_point"));
 }
+
+TEST_CASE("Refusals name the entry point the caller called, not the function behind it", "[value_error]") {
+  const StationaryProcess process = small_walk();
+  const std::size_t ny = process.num_observations();
+  const WindowMoments w = exact_moments(process, Window<>(2, ny));
+  CHECK_THROWS_WITH(value_error(w, Eigen::VectorXd::Zero(3)), Catch::StartsWith("value_error: the window table"));
+  CHECK_THROWS_WITH(value_errors(w, Eigen::MatrixXd::Zero(3, 2)), Catch::StartsWith("value_errors:"));
+  const TraceMoments t = exact_moments(process, MemoryTrace<>(0.5, ny));
+  CHECK_THROWS_WITH(value_error(t, Eigen::VectorXd::Zero(2)), Catch::StartsWith("value_error:"));
+  CHECK_THROWS_WITH(exact_moments(process, Window<>(3, ny), 10), Catch::StartsWith("exact_moments:"));
+  CHECK_THROWS_WITH(td_fixed_point(process, Window<>(3, ny), 10), Catch::StartsWith("td_fixed_point:"));
+  // A zero-padded window's table holds the full windows first: their part is what the analysis reads.
+  const Window<> padded(2, ny, WindowPadding::zero);
+  REQUIRE(padded.dim() > num_weights(w));
+  const Eigen::VectorXd table = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(padded.dim()));
+  CHECK(value_error(w, table.head(static_cast<Eigen::Index>(num_weights(w)))) ==
+        window_value_error(w, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(num_weights(w)))));
+}

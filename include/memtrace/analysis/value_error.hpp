@@ -36,7 +36,7 @@ template <class Lambda, int NumObservations, class Scalar>
 [[nodiscard]] TraceMoments exact_moments(const std::derived_from<StationaryProcess> auto& process,
                                          const MemoryTrace<Lambda, NumObservations, Scalar>& memory) {
   detail::check_memory_observations("exact_moments", memory.num_observations(), process.num_observations());
-  return trace_moments(process, memory.lambda());
+  return detail::trace_moments("exact_moments", process, memory.lambda());
 }
 
 /// The moments of a full window of the memory's length m (WindowMoments, refused before allocating
@@ -46,6 +46,8 @@ template <int Length, int NumObservations>
                                           const Window<Length, NumObservations>& memory,
                                           std::size_t max_table_size = default_max_table_size) {
   detail::check_memory_observations("exact_moments", memory.num_observations(), process.num_observations());
+  detail::window_table_size("exact_moments", memory.length(), process.num_observations(), max_table_size,
+                            process.num_states());  // refused under this function's name
   return window_moments(process, memory.length(), max_table_size);
 }
 
@@ -54,11 +56,13 @@ template <int Length, int NumObservations>
 [[nodiscard]] LinearMoments exact_moments(const std::derived_from<StationaryProcess> auto& process,
                                           const ConcatWindow<Length, NumObservations>& memory) {
   detail::check_memory_observations("exact_moments", memory.num_observations(), process.num_observations());
-  return concat_moments(process, memory.length());
+  return detail::concat_moments("exact_moments", process, memory.length());
 }
 
 /// The number of weights of the memory's estimator: |Y| for a trace, m|Y| for a concatenated
-/// window (the size of the learner's weight vector), |Y|^m for a full window (its table).
+/// window (the size of the learner's weight vector), |Y|^m for a full window (its table; a Window
+/// with zero padding has more entries, for the padded windows after these: the stationary analysis
+/// has infinitely long histories, so pass table.head(num_weights(moments))).
 [[nodiscard]] std::size_t num_weights(const std::derived_from<LinearMoments> auto& moments) {
   return static_cast<std::size_t>(moments.cross.size());
 }
@@ -69,11 +73,17 @@ template <int Length, int NumObservations>
 
 /// VE of a linear estimator's weights (a trace's or a concatenated window's).
 [[nodiscard]] double value_error(const std::derived_from<LinearMoments> auto& moments, const Eigen::VectorXd& w) {
+  detail::check_weights("value_error", moments, w);
   return linear_value_error(moments, w);
 }
 
 /// VE of a window table (Window's index layout).
 [[nodiscard]] inline double value_error(const WindowMoments& moments, const Eigen::VectorXd& table) {
+  if (table.size() != moments.probability.size())
+    detail::invalid("value_error: the window table must have |Y|^m = ", moments.probability.size(),
+                    " entries (with zero padding: the first |Y|^m, table.head(num_weights(moments))), got ",
+                    table.size());
+  if (!table.allFinite()) detail::invalid("value_error: the window table must be finite");
   return window_value_error(moments, table);
 }
 
@@ -81,11 +91,16 @@ template <int Length, int NumObservations>
 template <class Derived>
 [[nodiscard]] Eigen::VectorXd value_errors(const std::derived_from<LinearMoments> auto& moments,
                                            const Eigen::MatrixBase<Derived>& weights) {
+  if (weights.rows() != moments.cross.size())
+    detail::invalid("value_errors: weights must have ", moments.cross.size(), " rows, got ", weights.rows());
   return linear_value_errors(moments, weights);
 }
 
 template <class Derived>
 [[nodiscard]] Eigen::VectorXd value_errors(const WindowMoments& moments, const Eigen::MatrixBase<Derived>& tables) {
+  if (tables.rows() != moments.probability.size())
+    detail::invalid("value_errors: window tables must have |Y|^m = ", moments.probability.size(), " rows, got ",
+                    tables.rows());
   return window_value_errors(moments, tables);
 }
 
@@ -114,7 +129,7 @@ template <class Lambda, int NumObservations, class Scalar>
 [[nodiscard]] Eigen::VectorXd td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                              const MemoryTrace<Lambda, NumObservations, Scalar>& memory) {
   detail::check_memory_observations("td_fixed_point", memory.num_observations(), process.num_observations());
-  return trace_td_fixed_point(process, memory.lambda());
+  return linear_td_fixed_point(detail::trace_moments("td_fixed_point", process, memory.lambda()), process.gamma());
 }
 
 template <int Length, int NumObservations>
@@ -122,6 +137,8 @@ template <int Length, int NumObservations>
                                              const Window<Length, NumObservations>& memory,
                                              std::size_t max_table_size = default_max_table_size) {
   detail::check_memory_observations("td_fixed_point", memory.num_observations(), process.num_observations());
+  detail::window_table_size("td_fixed_point", memory.length(), process.num_observations(), max_table_size,
+                            process.num_states());
   return window_td_fixed_point(process, memory.length(), max_table_size);
 }
 
@@ -129,7 +146,7 @@ template <int Length, int NumObservations>
 [[nodiscard]] Eigen::VectorXd td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                              const ConcatWindow<Length, NumObservations>& memory) {
   detail::check_memory_observations("td_fixed_point", memory.num_observations(), process.num_observations());
-  return concat_td_fixed_point(process, memory.length());
+  return linear_td_fixed_point(detail::concat_moments("td_fixed_point", process, memory.length()), process.gamma());
 }
 
 }  // namespace memtrace

@@ -15,6 +15,7 @@
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/alias.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -31,8 +32,8 @@ namespace memtrace {
 /// (terminated = true); the next step must follow a reset. A terminal state's row of P is used
 /// only by analysis (e.g. restarting from `initial` turns an episodic model into one Markov chain).
 /// Satisfies RewardProcess and FiniteModel (model() is the HMM itself).
-/// (`FiniteHmm` is `BasicFiniteHmm<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`FiniteHmm` is `BasicFiniteHmm<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicFiniteHmm {
  public:
   /// Sparse transition matrix and rewards. `terminal` is empty (a continuing model) or has one
@@ -50,8 +51,6 @@ class BasicFiniteHmm {
                         emission_.cols() == 0 ? 1 : emission_.cols());
     detail::check_shape(who, "initial (|X| x 1)", initial_.rows(), initial_.cols(), n, 1);
     detail::check_shape(who, "rewards (|X| x |X|)", rewards.rows(), rewards.cols(), n, n);
-    if (!terminal_.empty() && terminal_.size() != static_cast<std::size_t>(n))
-      detail::invalid(who, ": terminal must be empty or have one flag per state (", n, "), got ", terminal_.size());
     transition.makeCompressed();
     detail::check_row_stochastic(who, "transition", transition, tolerance);
     detail::check_row_stochastic(who, "emission", emission_, tolerance);
@@ -131,6 +130,5 @@ class BasicFiniteHmm {
   detail::AliasTable initial_sampler_;
   State state_ = 0;
 };
-using FiniteHmm = BasicFiniteHmm<>;
 
 }  // namespace memtrace

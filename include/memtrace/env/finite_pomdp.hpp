@@ -21,6 +21,7 @@
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/alias.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/forward_filter.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
@@ -38,8 +39,8 @@ namespace memtrace {
 /// reset(gen) draws x_0 and returns y_0 ~ initial_emission(x_0, .); step(u, gen) moves
 /// x -> x' ~ T(.|x, u), emits y' ~ O(.|x', u) and pays R(x, u, x', y'). Terminal states end the
 /// episode as in FiniteHmm. Satisfies Pomdp.
-/// (`FinitePomdp` is `BasicFinitePomdp<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`FinitePomdp` is `BasicFinitePomdp<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicFinitePomdp {
  public:
   /// The general model by name (designated initialisers):
@@ -109,8 +110,6 @@ class BasicFinitePomdp {
       detail::invalid(who,
                       ": initial_emission (p(y_0 | x_0), |X| x |Y|) is required when the emissions depend on the "
                       "action: no action precedes y_0");
-    if (!terminal_.empty() && terminal_.size() != static_cast<std::size_t>(n))
-      detail::invalid(who, ": terminal must be empty or have one flag per state (", n, "), got ", terminal_.size());
 
     for (std::size_t u = 0; u < actions; ++u) {
       transitions[u].makeCompressed();
@@ -474,6 +473,5 @@ class BasicFinitePomdp {
   double tolerance_ = default_row_sum_tolerance;
   State state_ = 0;
 };
-using FinitePomdp = BasicFinitePomdp<>;
 
 }  // namespace memtrace

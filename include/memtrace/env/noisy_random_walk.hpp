@@ -18,6 +18,7 @@
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -57,8 +58,8 @@ struct NoisyRandomWalkParameters {
 /// model() use that realised value, so simulator and model agree exactly. Larger walks take three
 /// draws: uniform_index for the offset, uniform_real < noise, uniform_index(gen, |Y|).
 /// Satisfies RewardProcess and FiniteModel.
-/// (`NoisyRandomWalk` is `BasicNoisyRandomWalk<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`NoisyRandomWalk` is `BasicNoisyRandomWalk<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicNoisyRandomWalk {
  public:
   BasicNoisyRandomWalk() : BasicNoisyRandomWalk(NoisyRandomWalkParameters{}) {}
@@ -241,6 +242,5 @@ class BasicNoisyRandomWalk {
   double noise_ = 0.5;  // as realised by the simulator
   std::uint64_t noise_threshold_ = 0, offset_reject_ = 0, observation_reject_ = 0;
 };
-using NoisyRandomWalk = BasicNoisyRandomWalk<>;
 
 }  // namespace memtrace

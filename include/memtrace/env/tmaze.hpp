@@ -19,6 +19,7 @@
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -63,8 +64,8 @@ inline constexpr std::size_t num_actions = 2;
 /// States (2k + 3): corridor_state(i, cue) for positions i in [0, k - 2] and cue 0 (a) or 1 (b);
 /// junction_state(cue, sign) at position k - 1 with sign 0 (x) or 1 (y); terminal_state(), which
 /// emits o and whose row of the model restarts an episode. Satisfies Pomdp.
-/// (`TMaze` is `BasicTMaze<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`TMaze` is `BasicTMaze<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicTMaze {
  public:
   explicit BasicTMaze(std::size_t corridor_length) : k_(corridor_length) {
@@ -168,12 +169,11 @@ class BasicTMaze {
   std::size_t sign_ = 0;      // 0: x, 1: y (drawn on entering the junction)
   std::size_t position_ = 0;  // 0 .. k - 1 in the corridor, k after the final action
 };
-using TMaze = BasicTMaze<>;
 
 /// The T-maze under the fixed policy that always goes up (the proof of thm:tmaze): an HMM whose
 /// state values are tab:tmaze-v (0 before the junction, ±1 at it). Satisfies FiniteModel.
-/// (`TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicTMazeAlwaysUp {
  public:
   explicit BasicTMazeAlwaysUp(std::size_t corridor_length) : maze_(corridor_length) {}
@@ -202,7 +202,6 @@ class BasicTMazeAlwaysUp {
  private:
   TMaze maze_;
 };
-using TMazeAlwaysUp = BasicTMazeAlwaysUp<>;
 
 /// The T-maze's moves in the navigation variant.
 namespace tmaze {
@@ -225,8 +224,8 @@ inline constexpr std::size_t num_navigation_actions = 4;
 /// States (4k + 1): position(i, cue, sign) = 4i + 2 sign + cue, and terminal_state() = 4k.
 /// model() is the FinitePomdp without the time limit (a truncation, not part of the dynamics).
 /// Satisfies Pomdp.
-/// (`TMazeNavigation` is `BasicTMazeNavigation<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`TMazeNavigation` is `BasicTMazeNavigation<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicTMazeNavigation {
  public:
   explicit BasicTMazeNavigation(std::size_t corridor_length, std::size_t max_episode_steps = limit_of_paper,
@@ -363,6 +362,5 @@ class BasicTMazeNavigation {
   std::size_t steps_ = 0;
   bool done_ = false;
 };
-using TMazeNavigation = BasicTMazeNavigation<>;
 
 }  // namespace memtrace

@@ -13,6 +13,7 @@
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/finite_hmm.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -26,8 +27,8 @@ namespace memtrace {
 /// model's r(x, x') is its expectation, (1 - q) r(x') + q r(1 - x'). Draws: reset one
 /// uniform_index(gen, 2) and one uniform_real; step two uniform_real (switch, then flip).
 /// Satisfies RewardProcess and FiniteModel.
-/// (`TwoStateHmm` is `BasicTwoStateHmm<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
+/// (`TwoStateHmm` is `BasicTwoStateHmm<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
 class BasicTwoStateHmm {
  public:
   /// Throws std::invalid_argument unless p and q are in [0, 1] and both rewards are finite.
@@ -82,6 +83,5 @@ class BasicTwoStateHmm {
   std::array<double, 2> rewards_;
   State x_ = 0;
 };
-using TwoStateHmm = BasicTwoStateHmm<>;
 
 }  // namespace memtrace
