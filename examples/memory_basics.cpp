@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   }
   const auto& z = trace.features();
   std::printf("trace  z = (%.5f, %.5f, %.5f), sum %.5f = 1 - 0.5^5\n", z[0], z[1], z[2], z.sum());
-  const auto last_two = window.window_of(window.index());
+  const auto last_two = window.window_at(window.index());
   std::printf("window index %zu of %zu = (y_-1, y_0) = (%zu, %zu)\n", window.index(), window.dim(), last_two[0],
               last_two[1]);
   std::printf("concat active entries %zu and %zu of %zu\n", concat.features()[0], concat.features()[1], concat.dim());

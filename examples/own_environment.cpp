@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     return *done;
   using Bank = memtrace::TraceBank<memtrace::dynamic, float>;
   constexpr std::size_t n = 4;
-  constexpr double gamma = 0.95;
+  constexpr double discount = 0.95;
   std::vector<cart::Cart> envs(n);
   std::vector<Bank> memories(n, Bank({0.0, 0.5, 0.9}, 2, memtrace::TraceInit::first_observation));
   std::vector<memtrace::DefaultGenerator> gens;
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   cart::LeanBack policy;
   // Monte Carlo check: the discounted return of each episode from its start, against TD's value of
   // the start's features (an episode cut after 500 steps misses only γ^500 ≈ 7e-12 of its return).
-  std::vector<double> episode_return(n, 0.0), discount(n, 1.0), start_value(n, 0.0);
+  std::vector<double> episode_return(n, 0.0), weight(n, 1.0), start_value(n, 0.0);
   std::vector<bool> fresh(n, true);
   double sum_return = 0.0, sum_value = 0.0;
   std::size_t episodes = 0, lengths = 0;
@@ -103,11 +103,11 @@ int main(int argc, char** argv) {
   rollout.run(policy, steps, [&](const memtrace::RolloutBatch<Eigen::VectorXf>& batch) {
     for (std::size_t i = 0; i < n; ++i) {
       const memtrace::ActedStep& s = batch.steps[i];
-      td.update(batch.features[i], s.reward, s.terminated ? 0.0 : gamma, batch.next_features[i]);
+      td.update(batch.features[i], s.reward, s.terminated ? 0.0 : discount, batch.next_features[i]);
       if (fresh[i]) start_value[i] = td.value(batch.features[i]);
       fresh[i] = false;
-      episode_return[i] += discount[i] * s.reward;
-      discount[i] *= gamma;
+      episode_return[i] += weight[i] * s.reward;
+      weight[i] *= discount;
       if (s.terminated || s.truncated) {
         if (batch.t >= learn_only) {
           sum_return += episode_return[i];
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
           lengths += s.episode_length;
         }
         episode_return[i] = 0.0;
-        discount[i] = 1.0;
+        weight[i] = 1.0;
         fresh[i] = true;
       }
     }

@@ -5,7 +5,7 @@
 // observations. See docs/classic-pomdps.md.
 //
 //   pomdp_memory tests/data/tiger.pomdp tests/data/grid4x3.pomdp
-//   pomdp_memory tiger.pomdp --actions 0.8,0.1,0.1 --gamma 0.9 --max-window 8 --out tiger_out
+//   pomdp_memory tiger.pomdp --actions 0.8,0.1,0.1 --discount 0.9 --max-window 8 --out tiger_out
 //
 // --learn adds online TD(0) with every memory and step size (--steps, --seeds, --alphas), the VE of
 // the final weights computed exactly, into DIR/learn.csv and the table.
@@ -54,8 +54,8 @@ namespace fs = std::filesystem;
 
 struct Options {
   std::vector<std::string> files;
-  std::vector<double> actions;  // empty: uniform
-  std::optional<double> gamma;  // empty: the file's discount
+  std::vector<double> actions;     // empty: uniform
+  std::optional<double> discount;  // empty: the file's discount
   std::vector<double> lambdas{0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
   std::size_t max_window = 6;
   std::size_t max_table = std::size_t{1} << 20;
@@ -87,7 +87,7 @@ std::vector<Row> analyse(const StationaryProcess& process, const Options& o, con
   std::vector<Row> rows;
   const auto linear = [&](const char* memory, std::string parameter, double value, const LinearMoments& moments) {
     rows.push_back({memory, std::move(parameter), value, linear_value_error(moments, optimal_linear_weights(moments)),
-                    linear_value_error(moments, linear_td_fixed_point(moments, process.gamma())), moments});
+                    linear_value_error(moments, linear_td_fixed_point(moments, process.discount())), moments});
   };
   for (double lambda : o.lambdas) linear("trace", csv_field(lambda), lambda, trace_moments(process, lambda));
   const std::size_t ny = process.num_observations();
@@ -137,7 +137,7 @@ Summary summary_of(const std::vector<double>& ve) {
 void learn(std::vector<Row>& rows, const FiniteHmm& hmm, const StationaryProcess& process, const Options& o,
            const std::string& problem, std::string& csv) {
   const std::size_t y = hmm.num_observations();
-  const TdRun run{.steps = o.steps, .discount = process.gamma()};
+  const TdRun run{.steps = o.steps, .discount = process.discount()};
   const std::size_t record_at[] = {o.steps};
   for (Row& row : rows) {
     std::vector<std::vector<double>> ve(o.alphas.size());  // [α][seed]
@@ -220,18 +220,18 @@ int run(const Options& o) {
                                     " actions, got " + std::to_string(o.actions.size()) + " probabilities");
       p = Eigen::Map<const Eigen::VectorXd>(o.actions.data(), static_cast<Eigen::Index>(o.actions.size()));
     }
-    const double gamma = o.gamma.value_or(file.discount);
-    if (!(gamma < 1.0))
-      throw std::invalid_argument(name + ": the discount " + fmt(gamma) +
-                                  " is not below 1: the values of a continuing process need --gamma in [0, 1)");
+    const double discount = o.discount.value_or(file.discount);
+    if (!(discount < 1.0))
+      throw std::invalid_argument(name + ": the discount " + fmt(discount) +
+                                  " is not below 1: the values of a continuing process need --discount in [0, 1)");
     const FinitePomdp pomdp = to_finite_pomdp(file);
     const FiniteHmm hmm = pomdp.with_action_probabilities(p);
-    const StationaryProcess process(hmm, gamma);
+    const StationaryProcess process(hmm, discount);
     std::vector<Row> rows = analyse(process, o, problem);
     if (o.learn) learn(rows, hmm, process, o, problem, learned);
 
     std::printf("\n%s (%s): %zu states, %zu actions, %zu observations + start; γ = %s; actions", problem.c_str(),
-                name.c_str(), file.num_states(), file.num_actions(), file.num_observations(), fmt(gamma).c_str());
+                name.c_str(), file.num_states(), file.num_actions(), file.num_observations(), fmt(discount).c_str());
     for (Eigen::Index u = 0; u < p.size(); ++u) std::printf("%s%s", u == 0 ? " " : ",", fmt(p[u]).c_str());
     std::printf("; HMM of %zu states\n", hmm.num_states());
     std::printf("  %-8s %-9s %14s %18s", "memory", "parameter", "VE optimal", "VE TD fixed point");
@@ -256,7 +256,7 @@ int run(const Options& o) {
     memtrace::detail::write_text_atomically(data, csv);
     if (o.plot) {
       const std::string subtitle =
-          fmt(gamma) == fmt(file.discount) ? "γ = " + fmt(gamma) : "γ = " + fmt(gamma) + " (--gamma)";
+          fmt(discount) == fmt(file.discount) ? "γ = " + fmt(discount) : "γ = " + fmt(discount) + " (--discount)";
       examples::draw_figure(
           "pomdp_memory.gp", out / (problem + ".png"),
           {{"csv", data.string()},
@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
       ->check(number_check("in [0, 1]", [](double x) { return x >= 0.0 && x <= 1.0; }))
       ->delimiter(',')
       ->expected(1, -1);
-  app.add_option("--gamma", o.gamma, "Discount γ in [0, 1) (default: each file's discount)")
+  app.add_option("--discount", o.discount, "Discount γ in [0, 1) (default: each file's discount)")
       ->check(number_check("in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; }));
   app.add_option("--lambdas", o.lambdas, "Memory-trace λ values, each in [0, 1) (duplicates are ignored)")
       ->check(number_check("in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; }))

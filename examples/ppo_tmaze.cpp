@@ -71,9 +71,9 @@ struct Options {
   std::size_t corridor = 64;
   std::size_t steps = 20'480'000;
   std::uint64_t seed = 42;
-  double gamma = 0.99;
+  double discount = 0.99;
   std::size_t eval_episodes = 100;
-  PpoOptions ppo;  // every PPO constant (its gamma is set from --gamma or the sweep's)
+  PpoOptions ppo;  // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
   bool plot = true;
@@ -88,7 +88,7 @@ struct Options {
   std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
   std::vector<std::size_t> corridors{8, 16, 32, 64};
   std::vector<std::string> memories{"trace", "trace-slow", "memoryless", "frame-stack"};
-  std::vector<double> gammas{0.99};
+  std::vector<double> discounts{0.99};
   std::size_t seeds = 5;
   std::vector<std::size_t> sweep_steps;  // per corridor (one value: all corridors)
   std::size_t curve_points = 20;
@@ -104,7 +104,7 @@ double lambda_of(std::size_t k) { return static_cast<double>(k - 1) / static_cas
 struct RunSpec {
   MemoryKind memory;
   std::size_t corridor;
-  double gamma;
+  double discount;
   std::size_t seed;  // index: the run's streams are stream_key(Options::seed, seed)
   std::size_t steps;
 };
@@ -163,7 +163,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   using Phi = features_t<M>;
   const auto start = Clock::now();
   PpoOptions po = o.ppo;
-  po.gamma = spec.gamma;
+  po.discount = spec.discount;
   po.truncation = o.textbook_truncation ? TruncationMode::textbook : TruncationMode::official;
   const std::uint64_t key = stream_key(o.seed, spec.seed);
   std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
@@ -295,7 +295,7 @@ int single(const Options& o) {
   const fs::path dir(o.out);
   fs::create_directories(dir);
   record_provenance(dir, o.provenance, true);  // a single run rewrites its files
-  const RunSpec spec{o.memory, o.corridor, o.gamma, 0, o.steps};
+  const RunSpec spec{o.memory, o.corridor, o.discount, 0, o.steps};
   const std::vector<double> lambdas =
       o.memory == MemoryKind::trace_slow ? std::vector<double>{lambda_of(o.corridor)} : o.lambdas;
   const std::size_t frames = frames_of(o, o.corridor);
@@ -306,7 +306,7 @@ int single(const Options& o) {
     std::printf(")");
   }
   if (o.memory == MemoryKind::frame_stack) std::printf(" (%zu frames)", frames);
-  std::printf(", %zu steps, gamma %s, seed %llu\n", o.steps, csv_field(o.gamma).c_str(),
+  std::printf(", %zu steps, discount %s, seed %llu\n", o.steps, csv_field(o.discount).c_str(),
               static_cast<unsigned long long>(o.seed));
   const RunResult r = run_one(o, spec, lambdas, frames, true);
   std::string curve = "steps,success\n";
@@ -377,9 +377,10 @@ int sweep(const Options& o, bool lambdas_given) {
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
   const std::string description = experiment_description(o, lambdas_given);
-  const std::vector<std::string> runs_header{"memory", "corridor",      "seed",         "steps",
-                                             "gamma",  "train_success", "eval_success", "seconds"};
-  const std::vector<std::string> curves_header{"memory", "corridor", "seed", "steps", "gamma", "at_steps", "success"};
+  const std::vector<std::string> runs_header{"memory",   "corridor",      "seed",         "steps",
+                                             "discount", "train_success", "eval_success", "seconds"};
+  const std::vector<std::string> curves_header{"memory",   "corridor", "seed",   "steps",
+                                               "discount", "at_steps", "success"};
 
   std::vector<MemoryKind> kinds;
   for (const std::string& name : o.memories)
@@ -389,12 +390,14 @@ int sweep(const Options& o, bool lambdas_given) {
   // runs the runs i with i mod N = I: ⌊S/N⌋ or ⌈S/N⌉ of the S seeds of every setting, so shards of
   // cheap and expensive settings alike take about the same time.
   std::vector<RunSpec> specs;
-  for (double gamma : o.gammas)
+  for (double discount : o.discounts)
     for (std::size_t c = 0; c < o.corridors.size(); ++c)
       for (MemoryKind kind : kinds)
         for (std::size_t seed = 0; seed < o.seeds; ++seed)
-          specs.push_back({kind, o.corridors[c], gamma, seed, steps_of(o, c)});
-  const auto key_of = [](const RunSpec& r) { return csv_row(name_of(r.memory), r.corridor, r.seed, r.steps, r.gamma); };
+          specs.push_back({kind, o.corridors[c], discount, seed, steps_of(o, c)});
+  const auto key_of = [](const RunSpec& r) {
+    return csv_row(name_of(r.memory), r.corridor, r.seed, r.steps, r.discount);
+  };
 
   if (!o.merge.empty()) {
     // Both files of every shard are checked (one experiment, every run and every curve point
@@ -472,18 +475,18 @@ int sweep(const Options& o, bool lambdas_given) {
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
   const CsvTable table = read_csv(dir / "runs.csv");
   const std::string header =
-      "memory,corridor,gamma,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high\n";
+      "memory,corridor,discount,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high\n";
   std::string summary = header, figure = header;
-  std::printf("%-12s %8s %6s %6s %10s  %-24s %-24s\n", "memory", "corridor", "gamma", "seeds", "steps",
+  std::printf("%-12s %8s %6s %6s %10s  %-24s %-24s\n", "memory", "corridor", "discount", "seeds", "steps",
               "train success [95% CI]", "eval success [95% CI]");
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     for (MemoryKind kind : kinds) {
       std::string best_row;
       double best_mean = -1;
-      for (double gamma : o.gammas) {
+      for (double discount : o.discounts) {
         std::vector<double> train, eval;
         for (std::size_t seed = 0; seed < o.seeds; ++seed) {
-          const RunSpec spec{kind, o.corridors[c], gamma, seed, steps_of(o, c)};
+          const RunSpec spec{kind, o.corridors[c], discount, seed, steps_of(o, c)};
           const auto key = key_of(spec);
           for (std::size_t r = 0; r < table.rows.size(); ++r)
             if (std::equal(key.begin(), key.end(), table.rows[r].begin())) {
@@ -494,9 +497,9 @@ int sweep(const Options& o, bool lambdas_given) {
         }
         if (train.size() != o.seeds)
           throw std::logic_error("runs.csv lacks runs of " + name_of(kind) + " corridor " +
-                                 std::to_string(o.corridors[c]) + " gamma " + csv_field(gamma));
+                                 std::to_string(o.corridors[c]) + " discount " + csv_field(discount));
         const Summary t = summarize(train), e = summarize(eval);
-        const std::string line = join(csv_row(name_of(kind), o.corridors[c], gamma, o.seeds, steps_of(o, c), t.mean,
+        const std::string line = join(csv_row(name_of(kind), o.corridors[c], discount, o.seeds, steps_of(o, c), t.mean,
                                               t.ci_low, t.ci_high, e.mean, e.ci_low, e.ci_high));
         summary += line;
         if (t.mean > best_mean) {
@@ -507,7 +510,7 @@ int sweep(const Options& o, bool lambdas_given) {
         std::snprintf(ci_t, sizeof ci_t, "%.3f [%.3f, %.3f]", t.mean, t.ci_low, t.ci_high);
         std::snprintf(ci_e, sizeof ci_e, "%.3f [%.3f, %.3f]", e.mean, e.ci_low, e.ci_high);
         std::printf("%-12s %8zu %6s %6zu %10zu  %-24s %-24s\n", name_of(kind).c_str(), o.corridors[c],
-                    csv_field(gamma).c_str(), o.seeds, steps_of(o, c), ci_t, ci_e);
+                    csv_field(discount).c_str(), o.seeds, steps_of(o, c), ci_t, ci_e);
       }
       figure += best_row;
     }
@@ -565,7 +568,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Base seed")
       ->check(number_check("a non-negative integer", [](double x) { return x >= 0; }))
       ->capture_default_str();
-  app.add_option("--gamma", o.gamma, "Discount γ")->check(unit)->capture_default_str();
+  app.add_option("--discount", o.discount, "Discount γ")->check(unit)->capture_default_str();
   app.add_option("--eval-episodes", o.eval_episodes, "Episodes of the final evaluation (stochastic policy)")
       ->check(positive_int)
       ->capture_default_str();
@@ -627,7 +630,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "trace-slow", "memoryless", "frame-stack"}))
       ->expected(1, -1)
       ->capture_default_str();
-  app.add_option("--gammas", o.gammas, "Sweeps: discounts (the figure shows the best of each memory and corridor)")
+  app.add_option("--discounts", o.discounts,
+                 "Sweeps: discounts (the figure shows the best of each memory and corridor)")
       ->check(unit)
       ->expected(1, -1)
       ->capture_default_str();
@@ -685,7 +689,7 @@ int main(int argc, char** argv) {
         if (o.sweep_steps.empty()) o.sweep_steps = {2'000'000};
       } else if (o.paper) {
         if (app.count("--seeds") == 0) o.seeds = 50;
-        if (app.count("--gammas") == 0) o.gammas = {0.9, 0.99, 0.999};
+        if (app.count("--discounts") == 0) o.discounts = {0.9, 0.99, 0.999};
         if (o.sweep_steps.empty()) o.sweep_steps = {1'024'000'000};
       } else if (o.sweep_steps.empty()) {
         o.sweep_steps = {1'000'000, 2'000'000, 4'000'000, 8'000'000};

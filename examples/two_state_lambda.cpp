@@ -12,7 +12,7 @@
 // hidden bit persistent, p < 1/2, and the observations informative, q < 1/2; q and 1 - q give the
 // same λ* by relabelling the observations). Histories start from the stationary distribution, so a
 // length-n history is a window of a long stationary history. The reward is the observation (r(0) = 0,
-// r(1) = 1) with discount --gamma; v(h) is then affine in P(x_t = 1 | h), so neither changes λ*.
+// r(1) = 1) with discount --discount; v(h) is then affine in P(x_t = 1 | h), so neither changes λ*.
 // λ*: the grid λ = k / --lambda-grid, then golden-section search around the grid minimum
 // (lipschitz_optimal_lambda). Cells are independent: results do not depend on the thread count.
 #include <CLI/CLI.hpp>
@@ -42,7 +42,7 @@ struct Options {
   double max = 0.5;
   std::size_t length = 4;
   std::size_t lambda_grid = 200;
-  double gamma = 0.9;
+  double discount = 0.9;
   std::size_t threads = 0;
   std::string out = "two_state_lambda_out";
   bool plot = true;
@@ -62,7 +62,7 @@ std::vector<Observation> contradicted_history(std::size_t n) {
 }
 
 Cell compute(double p, double q, const Options& o) {
-  const StationaryProcess process(TwoStateHmm(p, q), o.gamma);
+  const StationaryProcess process(TwoStateHmm(p, q), o.discount);
   Cell cell{p, q, 0.0, {}};
   cell.state_estimate = belief(process, contradicted_history(o.length))[1];
   cell.optimum = lipschitz_optimal_lambda(labelled_histories(process, o.length), 2, o.lambda_grid);
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   app.add_option("--lambda-grid", o.lambda_grid,
                  "lambda grid k / K, k = 0..K-1, before the golden-section refinement around its minimum")
       ->check(CLI::Range(2, 100000));
-  app.add_option("--gamma", o.gamma, "Discount of the values (does not change lambda*)")
+  app.add_option("--discount", o.discount, "Discount of the values (does not change lambda*)")
       ->check(CLI::Range(0.0, 0.999999));
   app.add_option("--threads", o.threads, "Worker threads (0: all cores)");
   app.add_option("--out", o.out, "Output folder");

@@ -3,7 +3,7 @@
 # the training episodes of a run (left) and in the final 100-episode evaluation (right); mean over
 # seeds with 95% confidence intervals.
 #   gnuplot -e "csv='figure.csv'; out='ppo_tmaze.png'; subtitle='5 seeds'" ppo_tmaze.gp
-# Columns: 1 memory, 2 corridor, 3 gamma, 4 seeds, 5 steps, 6 train_mean, 7 train_ci_low,
+# Columns: 1 memory, 2 corridor, 3 discount, 4 seeds, 5 steps, 6 train_mean, 7 train_ci_low,
 # 8 train_ci_high, 9 eval_mean, 10 eval_ci_low, 11 eval_ci_high.
 dir_of(path) = strstrt(path, '/') == 0 ? '' : path[:strstrt(path, '/')] . dir_of(path[strstrt(path, '/') + 1:])
 load dir_of(ARG0).'style.gp'

@@ -68,8 +68,8 @@ TEST_CASE("Concat moments equal sums over the exact window table", "[concat_ve]"
 }
 
 TEST_CASE("The concat value error equals Monte Carlo with a ConcatWindow memory", "[concat_ve][monte_carlo]") {
-  const auto check = [](auto env, double gamma, std::size_t steps, std::uint64_t seed) {
-    const StationaryProcess process(env, gamma);
+  const auto check = [](auto env, double discount, std::size_t steps, std::uint64_t seed) {
+    const StationaryProcess process(env, discount);
     for (std::size_t m = 1; m <= 3; ++m) {
       const LinearMoments moments = concat_moments(process, m);
       const Eigen::VectorXd w = optimal_linear_weights(moments);
@@ -95,9 +95,9 @@ TEST_CASE("The concat TD fixed point is where long-run TD settles", "[concat_ve]
   // bias allowance 5 α max|r| / (1 - γ). Weights are compared through the values they give each
   // window (the weights themselves are determined only up to constants moved between blocks).
   TwoStateHmm env(0.3, 0.2, {-1.0, 1.0});
-  const double gamma = 0.5, alpha = 0.005;
+  const double discount = 0.5, alpha = 0.005;
   const std::size_t m = 2, steps = 400000;
-  const StationaryProcess process(env, gamma);
+  const StationaryProcess process(env, discount);
   const Eigen::VectorXd fixed_point = concat_td_fixed_point(process, m);
   ConcatWindow<> window(m, 2);
   LinearTd td(window.dim(), alpha);
@@ -105,14 +105,15 @@ TEST_CASE("The concat TD fixed point is where long-run TD settles", "[concat_ve]
   for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
   std::vector<BatchMeans> batches(4, BatchMeans(record.size(), 20));
   Xoshiro256StarStar gen(50);
-  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd<>& l) {
-    for (std::size_t w = 0; w < 4; ++w) batches[w].add(concat_features(w, 2, 0, m).dot(l.weights()));
-  });
+  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = discount}, record,
+         [&](std::size_t, const LinearTd<>& l) {
+           for (std::size_t w = 0; w < 4; ++w) batches[w].add(concat_features(w, 2, 0, m).dot(l.weights()));
+         });
   for (std::size_t w = 0; w < 4; ++w) {
     const double exact = concat_features(w, 2, 0, m).dot(fixed_point);
     const MonteCarloEstimate e = batches[w].estimate();
     INFO("window " << w << ": fixed point " << exact << ", TD " << e.mean << " +- " << e.standard_error);
-    CHECK(std::abs(e.mean - exact) <= 4.0 * e.standard_error + 5.0 * alpha / (1.0 - gamma));
+    CHECK(std::abs(e.mean - exact) <= 4.0 * e.standard_error + 5.0 * alpha / (1.0 - discount));
   }
 }
 

@@ -104,16 +104,16 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
   const TwoStateHmm two(0.2, 0.3, {-1.0, 2.0});
   const FiniteHmm three = three_state();
   const FiniteHmm episodic = test::episodic_hmm();
-  const auto check = [](const auto& env, double gamma) {
-    const StationaryProcess process(env, gamma);
+  const auto check = [](const auto& env, double discount) {
+    const StationaryProcess process(env, discount);
     const Eigen::MatrixXd p = process.transition();  // the restart chain of an episodic model
     const Eigen::MatrixXd& o = process.emission();
-    const Eigen::VectorXd v = state_values(env, gamma);
+    const Eigen::VectorXd v = state_values(env, discount);
     for (const HistoryStart start : {HistoryStart::stationary, HistoryStart::initial}) {
       const Eigen::VectorXd prior = start == HistoryStart::stationary ? process.stationary() : env.model().initial();
       for (std::size_t n = 1; n <= 4; ++n) {
         INFO("|X| = " << env.num_states() << ", n = " << n << ", start " << static_cast<int>(start));
-        const auto histories = labelled_histories(env, n, gamma, start);
+        const auto histories = labelled_histories(env, n, discount, start);
         std::size_t next = 0;
         double total = 0.0, expected_total = 0.0;
         for (const auto& h : all_histories(env.num_observations(), n)) {
@@ -157,11 +157,11 @@ TEST_CASE(
   // the end the last n observations and v(x_t) if x_t is not terminal: the frequency of a window is
   // p(h, x_t non-terminal), its mean value E[v(x_t) | h, x_t non-terminal].
   FiniteHmm env = test::episodic_hmm();
-  const double gamma = 0.9;
+  const double discount = 0.9;
   const std::size_t n = 2, runs = 40'000, run_length = 60;  // the chain mixes to ~1e-20 in 60 steps
-  const auto histories = labelled_histories(env, n, gamma);
+  const auto histories = labelled_histories(env, n, discount);
   REQUIRE(histories.size() == 9);
-  const Eigen::VectorXd v = state_values(env, gamma);
+  const Eigen::VectorXd v = state_values(env, discount);
   const double lo = v.head(3).minCoeff(), hi = v.head(3).maxCoeff();
   std::vector<double> count(9, 0.0), value_sum(9, 0.0);
   Xoshiro256StarStar gen(20261126);
@@ -291,33 +291,33 @@ TEST_CASE("Bad input to the Lipschitz tools is refused with a message naming it"
 
   const TwoStateHmm env(0.2, 0.3);
   const StationaryProcess process(env, 0.9);
-  CHECK_THROWS_WITH(labelled_histories(process, 0), Contains("n must be at least 1, got 0"));
+  CHECK_THROWS_WITH(labelled_histories(process, 0), Contains("m must be at least 1, got 0"));
   CHECK_THROWS_WITH(labelled_histories(process, 17),
-                    Contains("|Y|^n = 131072 histories with |Y| = 2 and n = 17 exceed max_histories = 65536"));
+                    Contains("|Y|^m = 131072 histories with |Y| = 2 and m = 17 exceed max_histories = 65536"));
   CHECK_THROWS_WITH(labelled_histories(env, 5, 0.9, HistoryStart::stationary, 16),
-                    Contains("|Y|^n = 32 histories with |Y| = 2 and n = 5 exceed max_histories = 16"));
-  CHECK_THROWS_WITH(labelled_histories(process, 200), Contains("n = 200 overflow"));
+                    Contains("|Y|^m = 32 histories with |Y| = 2 and m = 5 exceed max_histories = 16"));
+  CHECK_THROWS_WITH(labelled_histories(process, 200), Contains("m = 200 overflow"));
   CHECK_THROWS_WITH(labelled_histories(process, 3, Eigen::VectorXd::Ones(3) / 3.0),
                     Contains("start must have |X| = 2 entries, got 3"));
   CHECK_THROWS_WITH(labelled_histories(process, 3, Eigen::Vector2d(0.7, 0.7)), Contains("start sums to 1.4"));
-  CHECK_THROWS_WITH(labelled_histories(env, 3, 1.0), Contains("gamma must be in [0, 1), got 1"));
+  CHECK_THROWS_WITH(labelled_histories(env, 3, 1.0), Contains("discount must be in [0, 1), got 1"));
   CHECK_THROWS_WITH(minimal_lipschitz_constant(process, 1.5, 3), Contains("lambda must be in [0, 1), got 1.5"));
-  CHECK_THROWS_WITH(minimal_lipschitz_constant(env, 0.5, 3, -0.1), Contains("gamma must be in [0, 1), got -0.1"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(env, 0.5, 3, -0.1), Contains("discount must be in [0, 1), got -0.1"));
 }
 
 TEST_CASE("labelled_histories of a one-observation model: any length, no recursion, the depth bounded",
           "[lipschitz][errors]") {
-  // |Y| = 1: one history for every n, so the count guard passed any n and the recursive enumeration
+  // |Y| = 1: one history for every m, so the count guard passed any m and the recursive enumeration
   // overflowed the stack.
   const Eigen::Matrix2d p{{0.5, 0.5}, {0.5, 0.5}};
   const FiniteHmm one(p, Eigen::MatrixXd::Ones(2, 1), Eigen::Vector2d(0.5, 0.5), Eigen::Matrix2d::Ones());
   const StationaryProcess process(one, 0.5);
-  const std::size_t n = 300'000;
-  const auto histories = labelled_histories(process, n, std::size_t{1} << 20);
+  const std::size_t m = 300'000;
+  const auto histories = labelled_histories(process, m, std::size_t{1} << 20);
   REQUIRE(histories.size() == 1);
-  CHECK(histories[0].history.size() == n);
+  CHECK(histories[0].history.size() == m);
   CHECK(histories[0].probability == Approx(1.0));
-  CHECK_THROWS_WITH(labelled_histories(process, n),
-                    Contains("labelled_histories: n = 300000 exceeds max_histories = 65536"));
-  CHECK_THROWS_WITH(minimal_lipschitz_constant(one, 0.5, n, 0.5), Contains("labelled_histories: n = 300000 exceeds"));
+  CHECK_THROWS_WITH(labelled_histories(process, m),
+                    Contains("labelled_histories: m = 300000 exceeds max_histories = 65536"));
+  CHECK_THROWS_WITH(minimal_lipschitz_constant(one, 0.5, m, 0.5), Contains("labelled_histories: m = 300000 exceeds"));
 }

@@ -29,8 +29,8 @@ FiniteHmm episodic_chain() {
 }
 
 /// max_x |v - r̄ - γ P v| / max |v|: the relative Bellman residual.
-double bellman_residual(const FiniteHmm& model, const Eigen::VectorXd& v, double gamma) {
-  const Eigen::VectorXd residual = v - model.expected_rewards() - gamma * (model.transition() * v);
+double bellman_residual(const FiniteHmm& model, const Eigen::VectorXd& v, double discount) {
+  const Eigen::VectorXd residual = v - model.expected_rewards() - discount * (model.transition() * v);
   return residual.cwiseAbs().maxCoeff() / v.cwiseAbs().maxCoeff();
 }
 
@@ -88,10 +88,10 @@ TEST_CASE("stationary_distribution refuses chains without a unique one and bad m
 
 TEST_CASE("state_values satisfies the Bellman equation to 1e-10 relative", "[markov]") {
   const FiniteHmm walk = NoisyRandomWalk().model();
-  for (const double gamma : {0.5, 0.999}) {
-    const Eigen::VectorXd v = state_values(walk, gamma);
-    INFO("gamma = " << gamma);
-    CHECK(bellman_residual(walk, v, gamma) < 1e-10);
+  for (const double discount : {0.5, 0.999}) {
+    const Eigen::VectorXd v = state_values(walk, discount);
+    INFO("discount = " << discount);
+    CHECK(bellman_residual(walk, v, discount) < 1e-10);
     // The walk is antisymmetric: v(x) = -v(1000 - x).
     CHECK((v + v.reverse()).cwiseAbs().maxCoeff() < 1e-12 * v.cwiseAbs().maxCoeff());
   }
@@ -101,25 +101,25 @@ TEST_CASE("state_values satisfies the Bellman equation to 1e-10 relative", "[mar
   const Eigen::VectorXd v2 = state_values(two, 0.5);
   const FiniteHmm model = two.model();
   CHECK(bellman_residual(model, v2, 0.5) < 1e-14);
-  CHECK_THROWS_WITH(state_values(two, 1.0), "state_values: gamma must be in [0, 1), got 1");
-  CHECK_THROWS_WITH(state_values(two, -0.1), "state_values: gamma must be in [0, 1), got -0.1");
-  CHECK_THROWS_WITH(StationaryProcess(two, std::nan("")), Catch::Contains("gamma must be in [0, 1)"));
+  CHECK_THROWS_WITH(state_values(two, 1.0), "state_values: discount must be in [0, 1), got 1");
+  CHECK_THROWS_WITH(state_values(two, -0.1), "state_values: discount must be in [0, 1), got -0.1");
+  CHECK_THROWS_WITH(StationaryProcess(two, std::nan("")), Catch::Contains("discount must be in [0, 1)"));
 }
 
 TEST_CASE("Episodic models: no bootstrap past a terminal state, the restart chain weighs the states", "[markov]") {
   const FiniteHmm chain = episodic_chain();
-  const double gamma = 0.9;
-  const Eigen::VectorXd v = state_values(chain, gamma);
+  const double discount = 0.9;
+  const Eigen::VectorXd v = state_values(chain, discount);
   // v(2) = 0.5 (-0.5 + γ v(2)) + 0.5 * 3, v(1) = 0.2 (0.5 + γ v(1)) + 0.8 (2 + γ v(2)), ...
-  const double v2 = (0.5 * -0.5 + 0.5 * 3.0) / (1 - 0.5 * gamma);
-  const double v1 = (0.2 * 0.5 + 0.8 * (2.0 + gamma * v2)) / (1 - 0.2 * gamma);
-  const double v0 = (0.3 * 1.0 + 0.7 * (-1.0 + gamma * v1)) / (1 - 0.3 * gamma);
+  const double v2 = (0.5 * -0.5 + 0.5 * 3.0) / (1 - 0.5 * discount);
+  const double v1 = (0.2 * 0.5 + 0.8 * (2.0 + discount * v2)) / (1 - 0.2 * discount);
+  const double v0 = (0.3 * 1.0 + 0.7 * (-1.0 + discount * v1)) / (1 - 0.3 * discount);
   CHECK(v[0] == Approx(v0).epsilon(1e-13));
   CHECK(v[1] == Approx(v1).epsilon(1e-13));
   CHECK(v[2] == Approx(v2).epsilon(1e-13));
   CHECK(v[3] == 0.0);
 
-  const StationaryProcess process(chain, gamma);
+  const StationaryProcess process(chain, discount);
   CHECK(process.episodic());
   CHECK((process.values() - v).cwiseAbs().maxCoeff() < 1e-14);
   // Expected visits per episode: 1/0.7, 1/0.8, 1/0.5 and the terminal state once.

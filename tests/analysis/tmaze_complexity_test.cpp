@@ -105,13 +105,13 @@ TEST_CASE(
   // A history of an episode holds no terminal state, at its end either (the terminal step is not
   // weighed): p(h) sums the paths x_0..x_t through non-terminal states only, from `initial`.
   FiniteHmm env = test::episodic_hmm();
-  const double gamma = 0.9;
+  const double discount = 0.9;
   const std::size_t max_length = 3;
-  const auto histories = episode_histories(env, gamma, max_length);
+  const auto histories = episode_histories(env, discount, max_length);
   REQUIRE(histories.size() == 3 + 9 + 27);  // state 0 emits every observation
   const Eigen::MatrixXd p = detail::to_dense(env.model().transition());
   const Eigen::MatrixXd& o = env.model().emission();
-  const Eigen::VectorXd v = state_values(env, gamma);
+  const Eigen::VectorXd v = state_values(env, discount);
   for (const LabelledHistory& h : histories) {
     const auto [probability, value_sum] =
         test::path_sum(p, o, env.model().initial(), v, h.history, env.terminal(), /*episode=*/true);
@@ -223,7 +223,7 @@ TEST_CASE("bad T-maze arguments throw with the argument and the value named", "[
                       Contains("tmaze_histories: corridor_length must be at most 8192 (its 2k + 2 histories hold "
                                "about k^2 observations), got 8193"));
   REQUIRE_THROWS_WITH(tmaze_histories(std::size_t{1} << 40), Contains("got 1099511627776"));
-  REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(4), 1.0, 4), Contains("gamma"));
+  REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(4), 1.0, 4), Contains("discount"));
   REQUIRE_THROWS_WITH(episode_histories(TMazeAlwaysUp(40), 0.5, 40, 10),
                       Contains("episode_histories: more than max_histories = 10 histories of length <= 40"));
 }

@@ -49,7 +49,7 @@ TEST_CASE("trace_set enumerates Z_lambda^m in window order and lies on eq:subspa
   REQUIRE(z.cols() == 81);
   const Window<> window(m, n);
   for (Eigen::Index j = 0; j < z.cols(); ++j) {
-    const auto h = window.window_of(static_cast<std::size_t>(j));
+    const auto h = window.window_at(static_cast<std::size_t>(j));
     REQUIRE((z.col(j) - trace_of(h, lambda, n)).cwiseAbs().maxCoeff() < 1e-15);
     REQUIRE(z.col(j).sum() == Approx(trace_subspace_sum(lambda, m)).epsilon(1e-14));
   }

@@ -136,9 +136,9 @@ TEST_CASE("The optimal trace weights: VE >= 0, zero gradient, and no better weig
 TEST_CASE("The trace value error equals Monte Carlo within 4 standard errors", "[trace_ve][monte_carlo]") {
   // Batch means with 50 batches; batches are >= 4000 steps, far beyond the correlation time of
   // either chain (the walk forgets its position in ~100 steps; the trace in 1/(1 - λ) = 10).
-  const auto check = [](auto env, double gamma, std::size_t steps, std::uint64_t seed,
+  const auto check = [](auto env, double discount, std::size_t steps, std::uint64_t seed,
                         std::initializer_list<double> lambdas) {
-    const StationaryProcess process(env, gamma);
+    const StationaryProcess process(env, discount);
     for (const double lambda : lambdas) {
       const TraceMoments moments = trace_moments(process, lambda);
       const Eigen::VectorXd w = optimal_linear_weights(moments);
@@ -166,20 +166,20 @@ TEST_CASE("The trace TD fixed point is where long-run TD settles; its value erro
   // times longer than TD's relaxation time 1/(α λ_min(E[z (z - γz')ᵀ])). Constant-step TD also has
   // an O(α) bias; the tolerance is 4 standard errors plus 5 α max|r| / (1 - γ) (runs at
   // α = 0.005 ... 0.02 on both models deviated by at most 3 α max|r| / (1 - γ), noise included).
-  const auto check = [](auto env, double lambda, double gamma, double alpha, std::size_t steps, std::uint64_t seed) {
-    const StationaryProcess process(env, gamma);
+  const auto check = [](auto env, double lambda, double discount, double alpha, std::size_t steps, std::uint64_t seed) {
+    const StationaryProcess process(env, discount);
     const TraceMoments moments = trace_moments(process, lambda);
-    const Eigen::VectorXd fixed_point = linear_td_fixed_point(moments, gamma);
+    const Eigen::VectorXd fixed_point = linear_td_fixed_point(moments, discount);
     TraceTd<> td(lambda, env.num_observations(), alpha);
     std::vector<std::size_t> record;
     for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
     const auto k = static_cast<Eigen::Index>(env.num_observations());
     std::vector<BatchMeans> batches(static_cast<std::size_t>(k), BatchMeans(record.size(), 20));
     Xoshiro256StarStar gen(seed);
-    run_td(env, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const TraceTd<>& l) {
+    run_td(env, td, gen, TdRun{.steps = steps, .discount = discount}, record, [&](std::size_t, const TraceTd<>& l) {
       for (Eigen::Index i = 0; i < k; ++i) batches[static_cast<std::size_t>(i)].add(l.weights()[i]);
     });
-    const double bias = 5.0 * alpha * 1.0 / (1.0 - gamma);  // both models pay |r| <= 1
+    const double bias = 5.0 * alpha * 1.0 / (1.0 - discount);  // both models pay |r| <= 1
     for (Eigen::Index i = 0; i < k; ++i) {
       const MonteCarloEstimate e = batches[static_cast<std::size_t>(i)].estimate();
       INFO("|Y| = " << k << ", lambda = " << lambda << ", weight " << i << ": fixed point " << fixed_point[i] << ", TD "
@@ -207,10 +207,10 @@ TEST_CASE("Trace analysis refuses bad input with a clear message", "[trace_ve]")
   CHECK_THROWS_WITH(trace_value_error(process, 0.5, Eigen::VectorXd::Zero(3)),
                     "trace_value_error: weights must have 2 entries, got 3");
   CHECK_THROWS_WITH(trace_value_error(env, 0.5, Eigen::VectorXd::Zero(2), 1.0),
-                    "StationaryProcess: gamma must be in [0, 1), got 1");
+                    "StationaryProcess: discount must be in [0, 1), got 1");
   CHECK_THROWS_WITH(optimal_trace_weights(env, 1.5, 0.5), "optimal_trace_weights: lambda must be in [0, 1), got 1.5");
   CHECK_THROWS_WITH(linear_td_fixed_point(trace_moments(process, 0.5), 1.0),
-                    "linear_td_fixed_point: gamma must be in [0, 1), got 1");
+                    "linear_td_fixed_point: discount must be in [0, 1), got 1");
   // Messages name the function the user called, not the internal trace_moments / concat_moments.
   CHECK_THROWS_WITH(trace_value_error(process, 1.5, Eigen::VectorXd::Zero(2)),
                     "trace_value_error: lambda must be in [0, 1), got 1.5");

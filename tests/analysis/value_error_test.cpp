@@ -25,7 +25,7 @@ TEST_CASE("exact_moments, value_error, optimal_value_error and td_fixed_point gi
           "[value_error]") {
   const StationaryProcess process = small_walk();
   const std::size_t ny = process.num_observations();
-  const double gamma = process.gamma();
+  const double discount = process.discount();
 
   const MemoryTrace<> trace(0.6, ny);
   const TraceMoments t = exact_moments(process, trace);
@@ -58,7 +58,7 @@ TEST_CASE("exact_moments, value_error, optimal_value_error and td_fixed_point gi
   const Eigen::VectorXd both = value_errors(t, columns);
   CHECK(both[0] == value_error(t, tw));
   CHECK(both[1] == Approx(optimal_value_error(t)).margin(1e-15));
-  CHECK(linear_td_fixed_point(t, gamma) == td_fixed_point(process, trace));
+  CHECK(linear_td_fixed_point(t, discount) == td_fixed_point(process, trace));
 }
 
 TEST_CASE("One generic function analyses a variant of memories; with m = 1 all three are the memoryless estimator",

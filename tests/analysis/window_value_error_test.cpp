@@ -71,7 +71,7 @@ TEST_CASE("Window moments by the depth-first pass equal a forward pass per windo
       const Eigen::VectorXd table = optimal_window_table(moments);
       double worst = 0.0, worst_belief = 0.0;
       for (std::size_t index = 0; index < layout.dim(); ++index) {
-        const auto window = layout.window_of(index);
+        const auto window = layout.window_at(index);
         REQUIRE(layout.index_of(window) == index);
         const Eigen::Vector3d direct = forward_sums(process, window);
         const auto i = static_cast<Eigen::Index>(index);
@@ -92,8 +92,8 @@ TEST_CASE("Window moments by the depth-first pass equal a forward pass per windo
 
 TEST_CASE("The optimal window value error equals Monte Carlo with a Window memory", "[window_ve][monte_carlo]") {
   // 50 batches of >= 4000 steps each, far beyond the correlation time of either chain.
-  const auto check = [](auto env, double gamma, std::size_t steps, std::uint64_t seed) {
-    const StationaryProcess process(env, gamma);
+  const auto check = [](auto env, double discount, std::size_t steps, std::uint64_t seed) {
+    const StationaryProcess process(env, discount);
     for (std::size_t m = 1; m <= 3; ++m) {
       const WindowMoments moments = window_moments(process, m);
       const Eigen::VectorXd table = optimal_window_table(moments);
@@ -273,7 +273,7 @@ TEST_CASE("The window TD fixed point solves the TD equations window by window, a
       double residual = moments.probability[w] * theta[w];
       for (Eigen::Index y = 0; y < 11; ++y)
         residual -= 0.9 * longer.probability[y + 11 * w] * theta[(w % (size / 11)) * 11 + y];
-      const double reward = forward_reward_sum(walk, layout.window_of(static_cast<std::size_t>(w)));
+      const double reward = forward_reward_sum(walk, layout.window_at(static_cast<std::size_t>(w)));
       worst = std::max(worst, std::abs(residual - reward));
     }
     INFO("m = " << m);
@@ -289,9 +289,9 @@ TEST_CASE("The window TD fixed point solves the TD equations window by window, a
   // Against long-run TD with a Window memory on the two-state HMM (as for traces: batch means,
   // 4 standard errors plus the O(α) bias allowance 5 α max|r| / (1 - γ)).
   TwoStateHmm env(0.3, 0.2, {-1.0, 1.0});
-  const double gamma = 0.5, alpha = 0.005;
+  const double discount = 0.5, alpha = 0.005;
   const std::size_t steps = 400000;
-  const StationaryProcess process(env, gamma);
+  const StationaryProcess process(env, discount);
   const Eigen::VectorXd fixed_point = window_td_fixed_point(process, 2);
   Window<> window(2, 2);
   LinearTd td(window.dim(), alpha);
@@ -299,15 +299,16 @@ TEST_CASE("The window TD fixed point solves the TD equations window by window, a
   for (std::size_t t = steps / 5; t <= steps; t += 100) record.push_back(t);
   std::vector<BatchMeans> batches(4, BatchMeans(record.size(), 20));
   Xoshiro256StarStar gen(60);
-  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = gamma}, record, [&](std::size_t, const LinearTd<>& l) {
-    for (std::size_t w = 0; w < 4; ++w) batches[w].add(l.weights()[static_cast<Eigen::Index>(w)]);
-  });
+  run_td(env, window, td, gen, TdRun{.steps = steps, .discount = discount}, record,
+         [&](std::size_t, const LinearTd<>& l) {
+           for (std::size_t w = 0; w < 4; ++w) batches[w].add(l.weights()[static_cast<Eigen::Index>(w)]);
+         });
   for (std::size_t w = 0; w < 4; ++w) {
     const MonteCarloEstimate e = batches[w].estimate();
     INFO("window " << w << ": fixed point " << fixed_point[static_cast<Eigen::Index>(w)] << ", TD " << e.mean << " +- "
                    << e.standard_error);
     CHECK(std::abs(e.mean - fixed_point[static_cast<Eigen::Index>(w)]) <=
-          4.0 * e.standard_error + 5.0 * alpha / (1.0 - gamma));
+          4.0 * e.standard_error + 5.0 * alpha / (1.0 - discount));
   }
 }
 
@@ -320,7 +321,7 @@ TEST_CASE("Window analysis refuses bad input with a clear message", "[window_ve]
   CHECK_THROWS_WITH(window_moments(process, 70), Catch::Contains("overflows std::size_t"));
   CHECK_THROWS_WITH(window_td_fixed_point(process, 0), "window_td_fixed_point: m must be at least 1, got 0");
   CHECK_THROWS_WITH(window_moments(TwoStateHmm(0.3, 0.2), 3, 1.5),
-                    "StationaryProcess: gamma must be in [0, 1), got 1.5");
+                    "StationaryProcess: discount must be in [0, 1), got 1.5");
   const WindowMoments moments = window_moments(process, 2);
   CHECK_THROWS_WITH(window_value_error(moments, Eigen::VectorXd::Zero(3)),
                     "window_value_error: table must have |Y|^m = 4 entries, got 3");

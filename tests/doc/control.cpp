@@ -45,12 +45,12 @@ bool rollout_and_td() {
   rollout.run(policy, 128, [&](const RolloutBatch<Eigen::VectorXf>& /*batch*/) { /* store, learn, log */ });
 
   const std::size_t steps = 64;
-  const double gamma = 0.99;
+  const double discount = 0.99;
   LinearTd<float> td(90, 0.01);
   rollout.run(policy, steps, [&](const RolloutBatch<Eigen::VectorXf>& batch) {
     for (std::size_t i = 0; i < batch.steps.size(); ++i) {
       const ActedStep& s = batch.steps[i];
-      td.update(batch.features[i], s.reward, s.terminated ? 0.0 : gamma, batch.next_features[i]);
+      td.update(batch.features[i], s.reward, s.terminated ? 0.0 : discount, batch.next_features[i]);
     }
   });
   return td.weights().allFinite();

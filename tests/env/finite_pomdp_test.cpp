@@ -99,7 +99,7 @@ Raw random_model(Eigen::Index n, std::size_t k, Eigen::Index ny, bool per_action
 /// The values of the state-based policy π computed from the Bellman equation of the POMDP itself:
 /// v(x) = Σ_u π(u|x) Σ_x' T(x'|x,u) [Σ_y O(y|x',u) R(x,u,x',y) + γ v(x') (x' not terminal)], 0 in a
 /// terminal state, by a dense LU solve.
-Eigen::VectorXd bellman_values(const Raw& m, const Eigen::MatrixXd& policy, double gamma) {
+Eigen::VectorXd bellman_values(const Raw& m, const Eigen::MatrixXd& policy, double discount) {
   const Eigen::Index n = m.n();
   Eigen::MatrixXd p = Eigen::MatrixXd::Zero(n, n);
   Eigen::VectorXd r = Eigen::VectorXd::Zero(n);
@@ -115,7 +115,7 @@ Eigen::VectorXd bellman_values(const Raw& m, const Eigen::MatrixXd& policy, doub
       }
     }
   }
-  return (Eigen::MatrixXd::Identity(n, n) - gamma * p).partialPivLu().solve(r);
+  return (Eigen::MatrixXd::Identity(n, n) - discount * p).partialPivLu().solve(r);
 }
 
 /// A FinitePomdp played by a state-based policy, as a RewardProcess whose exposed state is the
@@ -429,15 +429,15 @@ TEST_CASE("the HMM of a state-based policy has the POMDP's values, stationary la
   // distribution is that of the POMDP's chain p(x'|x) = Σ_u π(u|x) T(x'|x, u) (terminal rows
   // restart from `initial`); and the stationary law of the next observation is the POMDP's,
   // Σ_x μ(x) Σ_u π(u|x) Σ_x' T(x'|x, u) O(y|x', u) (initial_emission after a terminal state).
-  constexpr double gamma = 0.9;
+  constexpr double discount = 0.9;
   const auto check = [&](const Raw& raw, std::uint64_t seed) {
     const FinitePomdp pomdp = raw.pomdp();
     const auto n = raw.n(), k = static_cast<Eigen::Index>(raw.t.size());
     const Eigen::MatrixXd policy = random_stochastic(n, k, seed);
     const FiniteHmm hmm = pomdp.with_policy(policy);
     REQUIRE(hmm.num_states() == pomdp.num_hmm_states());
-    const Eigen::VectorXd direct = bellman_values(raw, policy, gamma), values = state_values(hmm, gamma);
-    const StationaryProcess process(hmm, gamma);
+    const Eigen::VectorXd direct = bellman_values(raw, policy, discount), values = state_values(hmm, discount);
+    const StationaryProcess process(hmm, discount);
     double worst = 0.0;
     for (Eigen::Index x = 0; x < n; ++x) {
       std::vector<State> states{pomdp.hmm_start_state(static_cast<State>(x))};

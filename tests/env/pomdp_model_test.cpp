@@ -47,8 +47,8 @@ void require_same_model(const FinitePomdp& a, const FinitePomdp& b) {
 }
 
 /// The exact quantities of two HMMs whose first `n` states are the same chain (the rest transient).
-void require_same_analysis(const FiniteHmm& original, const FiniteHmm& read_back, double gamma) {
-  const StationaryProcess a(original, gamma), b(read_back, gamma);
+void require_same_analysis(const FiniteHmm& original, const FiniteHmm& read_back, double discount) {
+  const StationaryProcess a(original, discount), b(read_back, discount);
   const auto n = static_cast<Eigen::Index>(original.num_states());
   REQUIRE(b.num_states() >= original.num_states());
   CHECK((a.values() - b.values().head(n)).cwiseAbs().maxCoeff() < 1e-12);

@@ -110,7 +110,7 @@ TEST_CASE("flags: a given policy and γ are used, bad values are refused with th
   refused("actions_count", "--actions 0.5,0.5", "--actions");
   refused("actions_sum", "--actions 0.5,0.5,0.5", "--actions");
   refused("actions_negative", "--actions -0.5,1,0.5", "--actions");
-  refused("gamma", "--gamma 1", "--gamma");
+  refused("discount", "--discount 1", "--discount");
   refused("lambdas", "--lambdas 0.5,1", "--lambdas");
   refused("max_window", "--max-window 0", "--max-window");
   refused("max_table", "--max-table 0", "--max-table");
@@ -120,7 +120,8 @@ TEST_CASE("flags: a given policy and γ are used, bad values are refused with th
   refused("missing", data("missing.pomdp"), "missing.pomdp");
 
   const fs::path out = dir / "given";
-  REQUIRE(run_program(out, tiger + " --no-plot --actions 0.6,0.3,0.1 --gamma 0.5 --lambdas 0,0.5 --max-window 2") == 0);
+  REQUIRE(run_program(out, tiger + " --no-plot --actions 0.6,0.3,0.1 --discount 0.5 --lambdas 0,0.5 --max-window 2") ==
+          0);
   const CsvTable table = read_csv(out / "results.csv");
   REQUIRE(table.rows.size() == 2 + 2 + 2);
   CHECK_FALSE(fs::exists(out / "tiger.png"));

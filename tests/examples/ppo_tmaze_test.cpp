@@ -98,7 +98,7 @@ std::vector<std::vector<std::string>> sorted_rows(const fs::path& path, std::siz
 
 TEST_CASE("ppo_tmaze --quick writes runs.csv, summary.csv and curves.csv with exactly the documented columns") {
   const CsvTable runs = read_csv(quick_run() / "runs.csv");
-  CHECK(runs.header == std::vector<std::string>{"memory", "corridor", "seed", "steps", "gamma", "train_success",
+  CHECK(runs.header == std::vector<std::string>{"memory", "corridor", "seed", "steps", "discount", "train_success",
                                                 "eval_success", "seconds"});
   REQUIRE(runs.rows.size() == 2 * 3);  // trace and memoryless, 3 seeds
   for (const auto& row : runs.rows) {
@@ -113,7 +113,7 @@ TEST_CASE("ppo_tmaze --quick writes runs.csv, summary.csv and curves.csv with ex
     }
   }
   const CsvTable summary = read_csv(quick_run() / "summary.csv");
-  CHECK(summary.header == std::vector<std::string>{"memory", "corridor", "gamma", "seeds", "steps", "train_mean",
+  CHECK(summary.header == std::vector<std::string>{"memory", "corridor", "discount", "seeds", "steps", "train_mean",
                                                    "train_ci_low", "train_ci_high", "eval_mean", "eval_ci_low",
                                                    "eval_ci_high"});
   REQUIRE(summary.rows.size() == 2);
@@ -128,7 +128,7 @@ TEST_CASE("ppo_tmaze --quick writes runs.csv, summary.csv and curves.csv with ex
   }
   const CsvTable curves = read_csv(quick_run() / "curves.csv");
   CHECK(curves.header ==
-        std::vector<std::string>{"memory", "corridor", "seed", "steps", "gamma", "at_steps", "success"});
+        std::vector<std::string>{"memory", "corridor", "seed", "steps", "discount", "at_steps", "success"});
   CHECK(curves.rows.size() == 6 * curve_points_per_run);
 }
 
@@ -196,8 +196,8 @@ TEST_CASE("ppo_tmaze refuses bad flags, naming them") {
   CHECK_THAT(memtrace::test::slurp(temp() / "bad3.log.err"), Catch::Contains("--memory"));
   CHECK(run_program("--figure --sweep-steps 1 2 --corridors 8 16 32", temp() / "bad4.log") != 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad4.log.err"), Catch::Contains("--sweep-steps"));
-  CHECK(run_program("--gamma 1.5", temp() / "bad5.log") != 0);
-  CHECK_THAT(memtrace::test::slurp(temp() / "bad5.log.err"), Catch::Contains("--gamma"));
+  CHECK(run_program("--discount 1.5", temp() / "bad5.log") != 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad5.log.err"), Catch::Contains("--discount"));
 }
 
 TEST_CASE("ppo_tmaze --shard I/N and --merge: two shards merged give the unsplit sweep's files byte for byte") {
@@ -227,7 +227,7 @@ TEST_CASE("ppo_tmaze --shard I/N and --merge: two shards merged give the unsplit
                     temp() / "shard_incomplete.log") == 1);
   const std::string refused = memtrace::test::slurp(temp() / "shard_incomplete.log.err");
   CHECK_THAT(refused, Catch::Contains("2 of the 4 runs are in none of the folders"));
-  CHECK_THAT(refused, Catch::Contains("(memory=trace, corridor=8, seed=1, steps=4096, gamma=0.99)"));
+  CHECK_THAT(refused, Catch::Contains("(memory=trace, corridor=8, seed=1, steps=4096, discount=0.99)"));
   CHECK_THAT(refused, Catch::Contains("no folder holds shard 1/2"));
   CHECK_FALSE(fs::exists(incomplete));
   // Shards of another experiment (another --ent-coef) are refused.

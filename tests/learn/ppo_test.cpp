@@ -461,7 +461,7 @@ TEST_CASE(
     x << bootstrap[0], bootstrap[1];
     const Eigen::RowVectorXd boot = values_only.critic().forward(x);
     std::vector<double> adv(32), target(32);
-    generalized_advantages<double>({o.gamma, o.gae_lambda, mode}, 2, agent.steps(), copy_of(agent.values()),
+    generalized_advantages<double>({o.discount, o.gae_lambda, mode}, 2, agent.steps(), copy_of(agent.values()),
                                    copy_of(boot), finals, adv, target);
     for (std::size_t s = 0; s < 32; ++s) {
       CHECK(agent.advantages()[static_cast<Eigen::Index>(s)] == Approx(adv[s]).epsilon(1e-12));
@@ -795,8 +795,8 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   refused([](PpoOptions& o) { o.epochs = 0; }, "Ppo: options.epochs must be at least 1, got 0");
   refused([](PpoOptions& o) { o.minibatches = 0; }, "Ppo: options.minibatches must be at least 1, got 0");
   refused([](PpoOptions& o) { o.minibatches = 3; }, "Ppo: options.minibatches must divide n_envs·n_steps = 16, got 3");
-  refused([](PpoOptions& o) { o.gamma = 1.5; }, "Ppo: options.gamma must be in [0, 1], got 1.5");
-  refused([](PpoOptions& o) { o.gamma = std::nan(""); }, "Ppo: options.gamma must be in [0, 1], got nan");
+  refused([](PpoOptions& o) { o.discount = 1.5; }, "Ppo: options.discount must be in [0, 1], got 1.5");
+  refused([](PpoOptions& o) { o.discount = std::nan(""); }, "Ppo: options.discount must be in [0, 1], got nan");
   refused([](PpoOptions& o) { o.gae_lambda = -0.1; }, "Ppo: options.gae_lambda must be in [0, 1], got -0.1");
   refused([](PpoOptions& o) { o.clip_epsilon = 0; }, "Ppo: options.clip_epsilon must be positive and finite, got 0");
   refused([](PpoOptions& o) { o.vf_coef = std::numeric_limits<double>::infinity(); },
@@ -867,7 +867,7 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   std::vector<double> v(4), out(4), boot(2), wrong(3);
   CHECK_THROWS_WITH(
       generalized_advantages<double>({1.5, 0.95, TruncationMode::official}, 2, steps, v, boot, {}, out, out),
-      Catch::Contains("generalized_advantages: options.gamma must be in [0, 1], got 1.5"));
+      Catch::Contains("generalized_advantages: options.discount must be in [0, 1], got 1.5"));
   CHECK_THROWS_WITH(generalized_advantages<double>({}, 2, steps, v, wrong, {}, out, out),
                     Catch::Contains("generalized_advantages: bootstrap_values has 3 entries, expected n_envs = 2"));
   CHECK_THROWS_WITH(

@@ -54,21 +54,21 @@ std::vector<std::size_t> record_steps(std::size_t steps) {
 }
 
 template <class Env, class M, class L>
-Eigen::VectorXd averaged_weights(Env& env, M& memory, L& td, std::uint64_t seed, std::size_t steps, double gamma) {
+Eigen::VectorXd averaged_weights(Env& env, M& memory, L& td, std::uint64_t seed, std::size_t steps, double discount) {
   const auto record = record_steps(steps);
   Eigen::VectorXd sum = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(td.dim()));
   Xoshiro256StarStar gen(seed);
-  run_td(env, memory, td, gen, TdRun{.steps = steps, .discount = gamma}, record,
+  run_td(env, memory, td, gen, TdRun{.steps = steps, .discount = discount}, record,
          [&](std::size_t, const L& learner) { sum += learner.weights(); });
   return sum / static_cast<double>(record.size());
 }
 
 template <class Env, class L>
-Eigen::VectorXd averaged_weights(Env& env, L& td, std::uint64_t seed, std::size_t steps, double gamma) {
+Eigen::VectorXd averaged_weights(Env& env, L& td, std::uint64_t seed, std::size_t steps, double discount) {
   const auto record = record_steps(steps);
   Eigen::VectorXd sum = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(td.dim()));
   Xoshiro256StarStar gen(seed);
-  run_td(env, td, gen, TdRun{.steps = steps, .discount = gamma}, record,
+  run_td(env, td, gen, TdRun{.steps = steps, .discount = discount}, record,
          [&](std::size_t, const L& learner) { sum += learner.weights(); });
   return sum / static_cast<double>(record.size());
 }
@@ -77,30 +77,30 @@ Eigen::VectorXd averaged_weights(Env& env, L& td, std::uint64_t seed, std::size_
 
 TEST_CASE("TD(0) with one-hot state features converges to the exact values", "[td]") {
   auto env = observed_chain();
-  const double gamma = 0.9;
+  const double discount = 0.9;
   // v = (I - γP)^{-1} r̄, by a linear solve.
   const Eigen::MatrixXd p = env.transition();
-  const Eigen::VectorXd v = (Eigen::MatrixXd::Identity(3, 3) - gamma * p).lu().solve(env.expected_rewards());
+  const Eigen::VectorXd v = (Eigen::MatrixXd::Identity(3, 3) - discount * p).lu().solve(env.expected_rewards());
   Window<> window(1, 3);  // the current observation = the state
   // Constant-step TD hovers around its fixed point with a bias and a spread that shrink with α;
   // at α = 0.003 the Polyak average of 4·10^6 steps was within 1.1% of max |v| (seeds 7 and 8).
   LinearTd td(window.dim(), 0.002);
-  const Eigen::VectorXd w = averaged_weights(env, window, td, 7, 2000000, gamma);
+  const Eigen::VectorXd w = averaged_weights(env, window, td, 7, 2000000, discount);
   INFO("exact " << v.transpose() << ", TD " << w.transpose());
   CHECK((w - v).cwiseAbs().maxCoeff() < 0.02 * v.cwiseAbs().maxCoeff());
 }
 
 TEST_CASE("TD(0) on memory traces converges to the TD fixed point of the two-state HMM", "[td][trace_td]") {
   TwoStateHmm env(0.3, 0.2, {-1.0, 1.0});
-  const double gamma = 0.5;
+  const double discount = 0.5;
   for (const double lambda : {0.0, 0.5, 0.8}) {
     // The fixed point: E[z (z - γ z')ᵀ] w = E[z r'] (the projected Bellman equation), solved in
     // closed form by the analysis (itself checked against a fixed-point iteration there).
-    const Eigen::VectorXd fixed_point = trace_td_fixed_point(env, lambda, gamma);
+    const Eigen::VectorXd fixed_point = trace_td_fixed_point(env, lambda, discount);
     // TraceTd is MemoryTrace + LinearTd in O(1) a step (tested below). The Polyak averages of
     // four seeds spread by ±2.5% around the fixed point at this α and length.
     TraceTd<> td(lambda, 2, 0.002);
-    const Eigen::VectorXd w = averaged_weights(env, td, 11, 2000000, gamma);
+    const Eigen::VectorXd w = averaged_weights(env, td, 11, 2000000, discount);
     INFO("lambda = " << lambda << ", fixed point " << fixed_point.transpose() << ", TD " << w.transpose());
     CHECK((w - fixed_point).cwiseAbs().maxCoeff() < 0.06 * fixed_point.cwiseAbs().maxCoeff());
   }
@@ -160,7 +160,7 @@ TEST_CASE("run_td drives TraceTd exactly like the generic loop", "[trace_td][run
   CHECK((fused.weights() - td.weights()).cwiseAbs().maxCoeff() < 1e-9);
 }
 
-TEST_CASE("TD(1) with gamma = 1 on an episodic chain matches Monte Carlo up to O(alpha^2)", "[td][td_lambda]") {
+TEST_CASE("TD(1) with discount = 1 on an episodic chain matches Monte Carlo up to O(alpha^2)", "[td][td_lambda]") {
   FiniteHmm chain = episodic_chain();
   // One episode, recorded, then learned online by TD(1) and offline by every-visit Monte Carlo.
   Xoshiro256StarStar gen(4);

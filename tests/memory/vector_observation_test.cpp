@@ -589,10 +589,10 @@ TEST_CASE("refused vector observations name the function, the argument and the v
           "[memory_vector][errors]") {
   // A stack that cannot fit is refused before allocating, naming frames (std::bad_alloc before).
   CHECK_THROWS_WITH(FrameStack<Eigen::VectorXf>(std::size_t{1} << 33, 45, WindowPadding::zero),
-                    Catch::StartsWith("FrameStack: the m·d features for frames = 8589934592 needs 386547056640 "
+                    Catch::StartsWith("FrameStack: the m·d features for m = 8589934592 needs 386547056640 "
                                       "entries (1440 GiB)"));
   CHECK_THROWS_WITH(FrameStack<MultiHot<9>>(std::size_t{1} << 33, 45, WindowPadding::zero),
-                    Catch::StartsWith("FrameStack: the active entries of m frames (two buffers) for frames = "));
+                    Catch::StartsWith("FrameStack: the active entries of m frames (two buffers) for m = "));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   Eigen::VectorXf with_nan = Eigen::VectorXf::Zero(45);
@@ -642,14 +642,13 @@ TEST_CASE("refused vector observations name the function, the argument and the v
   }
   SECTION("FrameStack") {
     CHECK_THROWS_WITH(FrameStack<Eigen::VectorXf>(0, 45, WindowPadding::zero),
-                      "FrameStack: frames must be at least 1, got 0");
+                      "FrameStack: m must be at least 1, got 0");
     CHECK_THROWS_WITH(FrameStack<Eigen::VectorXf>(2, 0, WindowPadding::zero),
                       "FrameStack: dim must be at least 1, got 0");
     CHECK_THROWS_WITH(FrameStack<Vector45f>(2, 44, WindowPadding::zero),
                       "FrameStack: dim is fixed at compile time to 45, got 44");
-    CHECK_THROWS_WITH(
-        FrameStack<Grid>(std::size_t{1} << 62, 45, WindowPadding::zero),
-        "FrameStack: frames * dim with frames = 4611686018427387904 and dim = 45 overflows the index type");
+    CHECK_THROWS_WITH(FrameStack<Grid>(std::size_t{1} << 62, 45, WindowPadding::zero),
+                      "FrameStack: m·d with m = 4611686018427387904 and d = dim = 45 overflows the index type");
     FrameStack<Eigen::VectorXf> dense(3, 45, WindowPadding::zero);
     dense.reset(to_dense(views[0], 45).cast<float>());
     const Eigen::VectorXf before = dense.features();

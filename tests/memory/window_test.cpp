@@ -74,7 +74,7 @@ TEST_CASE("every window index decodes to a window that encodes to it again", "[w
       for (const std::size_t m : {1u, 2u, 4u}) {
         const Window<> window(m, n, padding);
         for (std::size_t i = 0; i < window.dim(); ++i) {
-          const auto w = window.window_of(i);
+          const auto w = window.window_at(i);
           REQUIRE(!w.empty());
           REQUIRE(w.size() <= m);
           REQUIRE((padding == WindowPadding::zero || w.size() == m));
@@ -99,7 +99,7 @@ TEST_CASE("Window's O(1) update agrees with win_m of the whole history", "[windo
         const std::vector<Observation> seen(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(t + 1));
         INFO("m = " << m << ", t = " << t);
         REQUIRE(window.features().index == window.index_of(seen));
-        REQUIRE(window.window_of(window.index()) == padded_window(seen, m, padding));
+        REQUIRE(window.window_at(window.index()) == padded_window(seen, m, padding));
         REQUIRE(window.index() < window.dim());
         // A full window lies in the first |Y|^m entries under both paddings.
         REQUIRE((window.index() < full_windows) == (padding == WindowPadding::repeat_first || t + 1 >= m));
@@ -146,7 +146,7 @@ TEST_CASE("ConcatWindow is the stacked one-hot vectors of the window, as Window 
       INFO("t = " << t);
       REQUIRE(to_dense(concat.features(), concat.dim()) == expected);
       // The two encodings represent the same window.
-      REQUIRE(stacked_one_hot(window.window_of(window.index()), m, n) == expected);
+      REQUIRE(stacked_one_hot(window.window_at(window.index()), m, n) == expected);
       // Zero padding: one active entry per observation seen, at most m.
       REQUIRE(concat.features().size() == (padding == WindowPadding::zero ? std::min(t + 1, m) : m));
     }
@@ -173,9 +173,9 @@ TEST_CASE("update on a fresh or cleared window starts the history like reset", "
 }
 
 TEST_CASE("bad window arguments throw with the value named", "[window][errors]") {
-  CHECK_THROWS_WITH(Window<>(0, 3), "Window: length must be at least 1, got 0");
+  CHECK_THROWS_WITH(Window<>(0, 3), "Window: m must be at least 1, got 0");
   CHECK_THROWS_WITH(Window<>(2, 0), "Window: num_observations must be at least 1, got 0");
-  CHECK_THROWS_WITH((Window<3, 11>(2, 11)), "Window: length is fixed at compile time to 3, got 2");
+  CHECK_THROWS_WITH((Window<3, 11>(2, 11)), "Window: m is fixed at compile time to 3, got 2");
   CHECK_THROWS_WITH((Window<3, 11>(3, 10)), "Window: num_observations is fixed at compile time to 11, got 10");
   // 11^10 windows fit in std::size_t but not in memory: refused before allocating, with the size.
   CHECK_THROWS_WITH(Window<>(10, 11),
@@ -195,11 +195,11 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   CHECK_THROWS_WITH(window.update(3), "Window: observation must be in [0, 3), got 3");
   CHECK(window.index() == before);
   window.update(2);  // still consistent after the refused update
-  CHECK(window.window_of(window.index()) == std::vector<Observation>{1, 2});
-  CHECK_THROWS_WITH(window.window_of(9), "Window::window_of: index must be below 9, got 9");
+  CHECK(window.window_at(window.index()) == std::vector<Observation>{1, 2});
+  CHECK_THROWS_WITH(window.window_at(9), "Window::window_at: index must be below 9, got 9");
   CHECK_THROWS_WITH(window.index_of({}), "Window::index_of: history must hold at least one observation");
 
-  CHECK_THROWS_WITH(ConcatWindow<>(0, 3), "ConcatWindow: length must be at least 1, got 0");
+  CHECK_THROWS_WITH(ConcatWindow<>(0, 3), "ConcatWindow: m must be at least 1, got 0");
   CHECK_THROWS_WITH(ConcatWindow<>(2, 0), "ConcatWindow: num_observations must be at least 1, got 0");
   ConcatWindow<> concat(2, 3);
   concat.reset(2);
@@ -209,11 +209,10 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   CHECK_THROWS_WITH(concat.reset(3), "ConcatWindow: observation must be in [0, 3), got 3");
   CHECK(to_dense(concat.features(), 6) == concat_before);
   CHECK_THROWS_WITH(window.reset(4), "Window: observation must be in [0, 3), got 4");
-  CHECK(window.window_of(window.index()) == std::vector<Observation>{1, 2});
+  CHECK(window.window_at(window.index()) == std::vector<Observation>{1, 2});
   CHECK_THROWS_WITH(ConcatWindow<>(std::size_t{1} << 40, 2),
-                    Catch::StartsWith("ConcatWindow: the active indices for length = 1099511627776 needs") &&
+                    Catch::StartsWith("ConcatWindow: the active indices for m = 1099511627776 needs") &&
                         Catch::EndsWith("refused before allocating"));
   // The ring of a window is refused like its table: a window over one observation and 2^40 steps.
-  CHECK_THROWS_WITH(Window<>(std::size_t{1} << 40, 1),
-                    "Window: length m = 1099511627776 exceeds max_table_size = 268435456");
+  CHECK_THROWS_WITH(Window<>(std::size_t{1} << 40, 1), "Window: m = 1099511627776 exceeds max_table_size = 268435456");
 }

@@ -108,8 +108,8 @@ LinearMoments concat_moments(const std::derived_from<StationaryProcess> auto& pr
 
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] double concat_value_error(const E& env, std::size_t m, const Eigen::VectorXd& w, double gamma) {
-  return concat_value_error(StationaryProcess(env, gamma), m, w);
+[[nodiscard]] double concat_value_error(const E& env, std::size_t m, const Eigen::VectorXd& w, double discount) {
+  return concat_value_error(StationaryProcess(env, discount), m, w);
 }
 
 /// The weights that minimise the concatenated-window value error (least-norm: the blocks each
@@ -128,7 +128,7 @@ requires FiniteModel<E>
 /// The TD(0) fixed point on concatenated windows with the process's γ (least-norm).
 [[nodiscard]] Eigen::VectorXd concat_td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                                     std::size_t m) {
-  return linear_td_fixed_point(detail::concat_moments("concat_td_fixed_point", process, m), process.gamma());
+  return linear_td_fixed_point(detail::concat_moments("concat_td_fixed_point", process, m), process.discount());
 }
 
 }  // namespace memtrace

@@ -95,9 +95,10 @@ template <std::derived_from<LinearMoments> Moments, class Derived>
 /// The TD fixed point: E[φ_t (φ_t - γ φ_{t+1})ᵀ] w = E[φ_t r_{t+1}], where TD(0) with small steps
 /// settles under the stationary process (least-norm when the system is singular).
 [[nodiscard]] Eigen::VectorXd linear_td_fixed_point(const std::derived_from<LinearMoments> auto& moments,
-                                                    double gamma) {
-  if (!(gamma >= 0.0 && gamma < 1.0)) detail::invalid("linear_td_fixed_point: gamma must be in [0, 1), got ", gamma);
-  const Eigen::MatrixXd a = moments.second - gamma * moments.next;
+                                                    double discount) {
+  if (!(discount >= 0.0 && discount < 1.0))
+    detail::invalid("linear_td_fixed_point: discount must be in [0, 1), got ", discount);
+  const Eigen::MatrixXd a = moments.second - discount * moments.next;
   return a.completeOrthogonalDecomposition().solve(moments.reward);
 }
 

@@ -140,44 +140,44 @@ inline void check_histories(const char* who, std::span<const LabelledHistory> hi
       .constant;
 }
 
-/// Where the histories of labelled_histories start: from the stationary distribution (a length-n
+/// Where the histories of labelled_histories start: from the stationary distribution (a length-m
 /// window of the stationary, infinitely long history) or from the model's initial distribution.
 enum class HistoryStart { stationary, initial };
 
 namespace detail {
 
-/// |Y|^n, or throws naming n and the size when it overflows or exceeds max_histories.
-inline std::size_t history_count(const char* who, std::size_t n, std::size_t num_observations,
+/// |Y|^m, or throws naming m and the size when it overflows or exceeds max_histories.
+inline std::size_t history_count(const char* who, std::size_t m, std::size_t num_observations,
                                  std::size_t max_histories) {
-  if (n == 0) invalid(who, ": n must be at least 1, got 0");
-  // The enumeration keeps a belief per level: bound the depth even when |Y|^n is small (|Y| = 1).
-  if (n > max_histories) invalid(who, ": n = ", n, " exceeds max_histories = ", max_histories);
-  const std::size_t count = checked_pow(num_observations, n);  // 0: overflow (|Y| >= 1 here)
+  if (m == 0) invalid(who, ": m must be at least 1, got 0");
+  // The enumeration keeps a belief per level: bound the depth even when |Y|^m is small (|Y| = 1).
+  if (m > max_histories) invalid(who, ": m = ", m, " exceeds max_histories = ", max_histories);
+  const std::size_t count = checked_pow(num_observations, m);  // 0: overflow (|Y| >= 1 here)
   if (count == 0)
-    invalid(who, ": |Y|^n histories with |Y| = ", num_observations, " and n = ", n, " overflow std::size_t");
+    invalid(who, ": |Y|^m histories with |Y| = ", num_observations, " and m = ", m, " overflow std::size_t");
   if (count > max_histories)
-    invalid(who, ": |Y|^n = ", count, " histories with |Y| = ", num_observations, " and n = ", n,
+    invalid(who, ": |Y|^m = ", count, " histories with |Y| = ", num_observations, " and m = ", m,
             " exceed max_histories = ", max_histories);
   return count;
 }
 
 }  // namespace detail
 
-/// All length-n histories h with p(h, x_t non-terminal) > 0 when the state of the oldest
+/// All length-m histories h with p(h, x_t non-terminal) > 0 when the state of the oldest
 /// observation is drawn from `start` (|X| entries, a distribution), with v(h) = E[v(x_t) | h, x_t
 /// non-terminal] (the belief filter's value: the process's state values with its γ) and
 /// probability p(h, x_t non-terminal), the weight the value error gives h (p(h) for a continuing
 /// model). The forward filter (forward_filter.hpp) runs on the process's chain: a terminal state
 /// inside h emits its observation and restarts, as in the stationary history; a history whose last
 /// state is terminal with probability 1 is not listed. Enumerated depth-first from the oldest
-/// observation (normalised beliefs: no underflow), in increasing Window<>(n, |Y|) index order.
-/// Refuses, before allocating, n = 0 or more than max_histories = |Y|^n histories.
+/// observation (normalised beliefs: no underflow), in increasing Window<>(m, |Y|) index order.
+/// Refuses, before allocating, m = 0 or more than max_histories = |Y|^m histories.
 [[nodiscard]] inline std::vector<LabelledHistory> labelled_histories(
-    const StationaryProcess& process, std::size_t n, const Eigen::VectorXd& start,
+    const StationaryProcess& process, std::size_t m, const Eigen::VectorXd& start,
     std::size_t max_histories = default_max_histories) {
   constexpr const char* who = "labelled_histories";
   const std::size_t ny = process.num_observations();
-  const std::size_t count = detail::history_count(who, n, ny, max_histories);
+  const std::size_t count = detail::history_count(who, m, ny, max_histories);
   if (start.size() != process.stationary().size())
     detail::invalid(who, ": start must have |X| = ", process.stationary().size(), " entries, got ", start.size());
   detail::check_distribution(who, "start", start, default_row_sum_tolerance);
@@ -187,9 +187,9 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   out.reserve(count);
   // Depth-first without recursion (a history of any length must not exhaust the stack): level j
   // keeps the prediction of x_j, the probability of y_1..y_{j-1} and the observation y_j it tries.
-  std::vector<Observation> h(n, 0);
-  std::vector<Eigen::VectorXd> predicted(n);
-  std::vector<double> probability(n, 1.0);
+  std::vector<Observation> h(m, 0);
+  std::vector<Eigen::VectorXd> predicted(m);
+  std::vector<double> probability(m, 1.0);
   predicted[0] = start;
   std::size_t depth = 0;
   for (;;) {
@@ -197,7 +197,7 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
     Eigen::VectorXd b = predicted[depth];
     const double mass = condition_belief(b, o.col(static_cast<Eigen::Index>(h[depth])));
     if (mass > 0.0) {
-      if (depth + 1 == n) {
+      if (depth + 1 == m) {
         const NonTerminalValue last = non_terminal_value(b, process.values(), process.terminal());
         // p(x_t non-terminal | h) is 1 for a continuing model: not multiplied in, so p(h) stays exact.
         const double weight = process.episodic() ? last.probability : 1.0;
@@ -218,42 +218,42 @@ inline std::size_t history_count(const char* who, std::size_t n, std::size_t num
   }
 }
 
-/// The same from the stationary distribution: length-n windows of the stationary history.
+/// The same from the stationary distribution: length-m windows of the stationary history.
 [[nodiscard]] inline std::vector<LabelledHistory> labelled_histories(
-    const StationaryProcess& process, std::size_t n, std::size_t max_histories = default_max_histories) {
-  return labelled_histories(process, n, process.stationary(), max_histories);
+    const StationaryProcess& process, std::size_t m, std::size_t max_histories = default_max_histories) {
+  return labelled_histories(process, m, process.stationary(), max_histories);
 }
 
 /// The same for a finite model with discount γ, starting from its stationary or initial distribution.
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] std::vector<LabelledHistory> labelled_histories(const E& env, std::size_t n, double gamma,
+[[nodiscard]] std::vector<LabelledHistory> labelled_histories(const E& env, std::size_t m, double discount,
                                                               HistoryStart start = HistoryStart::stationary,
                                                               std::size_t max_histories = default_max_histories) {
-  detail::history_count("labelled_histories", n, env.num_observations(), max_histories);
-  const StationaryProcess process(env, gamma);
-  if (start == HistoryStart::stationary) return labelled_histories(process, n, max_histories);
+  detail::history_count("labelled_histories", m, env.num_observations(), max_histories);
+  const StationaryProcess process(env, discount);
+  if (start == HistoryStart::stationary) return labelled_histories(process, m, max_histories);
   const Eigen::MatrixXd initial = detail::to_dense(env.model().initial());
-  return labelled_histories(process, n, Eigen::VectorXd(initial.col(0)), max_histories);
+  return labelled_histories(process, m, Eigen::VectorXd(initial.col(0)), max_histories);
 }
 
-/// The minimal Lipschitz constant over the length-n histories of the stationary process (the
-/// paper's "length-4 histories" restriction of fig:pq for n = 4).
-[[nodiscard]] inline double minimal_lipschitz_constant(const StationaryProcess& process, double lambda, std::size_t n,
+/// The minimal Lipschitz constant over the length-m histories of the stationary process (the
+/// paper's "length-4 histories" restriction of fig:pq for m = 4).
+[[nodiscard]] inline double minimal_lipschitz_constant(const StationaryProcess& process, double lambda, std::size_t m,
                                                        std::size_t max_histories = default_max_histories) {
   detail::check_lambda("minimal_lipschitz_constant", lambda);
-  const auto histories = labelled_histories(process, n, max_histories);
+  const auto histories = labelled_histories(process, m, max_histories);
   return minimal_lipschitz_constant(histories, lambda, process.num_observations());
 }
 
 /// The same for a finite model with discount γ.
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] double minimal_lipschitz_constant(const E& env, double lambda, std::size_t n, double gamma,
+[[nodiscard]] double minimal_lipschitz_constant(const E& env, double lambda, std::size_t m, double discount,
                                                 HistoryStart start = HistoryStart::stationary,
                                                 std::size_t max_histories = default_max_histories) {
   detail::check_lambda("minimal_lipschitz_constant", lambda);
-  const auto histories = labelled_histories(env, n, gamma, start, max_histories);
+  const auto histories = labelled_histories(env, m, discount, start, max_histories);
   return minimal_lipschitz_constant(histories, lambda, env.num_observations());
 }
 

@@ -25,8 +25,8 @@ namespace detail {
 using ColumnSparse = Eigen::SparseMatrix<double>;
 using SparseSolver = Eigen::SparseLU<ColumnSparse, Eigen::COLAMDOrdering<int>>;
 
-inline void check_gamma(const char* who, double gamma) {
-  if (!(gamma >= 0.0 && gamma < 1.0)) invalid(who, ": gamma must be in [0, 1), got ", gamma);
+inline void check_discount(const char* who, double discount) {
+  if (!(discount >= 0.0 && discount < 1.0)) invalid(who, ": discount must be in [0, 1), got ", discount);
 }
 
 // The solver code below is templated (on the solver and matrix types) so that only a translation
@@ -113,10 +113,10 @@ template <class Sparse>
 /// states and columns into them are zero: nothing is bootstrapped past a terminal state): the one
 /// value solve of the library.
 template <class Sparse>
-[[nodiscard]] Eigen::VectorXd bootstrapped_values(const Sparse& bootstrap, const Eigen::VectorXd& rewards, double gamma,
-                                                  const char* who) {
+[[nodiscard]] Eigen::VectorXd bootstrapped_values(const Sparse& bootstrap, const Eigen::VectorXd& rewards,
+                                                  double discount, const char* who) {
   SparseSolver solver;
-  factorize(solver, identity_minus(bootstrap, gamma), who, "I - gamma P");
+  factorize(solver, identity_minus(bootstrap, discount), who, "I - γP");
   return solver.solve(rewards);
 }
 
@@ -232,12 +232,12 @@ template <class Derived>
 /// episode boundaries: the memory is not reset (see docs/analysis.md).
 class StationaryProcess {
  public:
-  /// Throws std::invalid_argument unless 0 <= gamma < 1 and the chain has a unique stationary
+  /// Throws std::invalid_argument unless 0 <= discount < 1 and the chain has a unique stationary
   /// distribution.
   template <class E>
-  requires FiniteModel<E> StationaryProcess(const E& env, double gamma) : gamma_(gamma) {
+  requires FiniteModel<E> StationaryProcess(const E& env, double discount) : discount_(discount) {
     constexpr const char* who = "StationaryProcess";
-    detail::check_gamma(who, gamma);
+    detail::check_discount(who, discount);
     const auto& model = env.model();
     emission_ = detail::to_dense(model.emission());
     SparseMatrix p = detail::to_sparse(model.transition());
@@ -280,7 +280,7 @@ class StationaryProcess {
     for (Eigen::Index x = 0; x < n; ++x)
       if (stationary_[x] > 0.0) relative_weights_[x] = weights_[x] / stationary_[x];
     ordering_ = detail::shifted_ordering(transition_);
-    values_ = detail::bootstrapped_values(bootstrap_, rewards_, gamma, who);
+    values_ = detail::bootstrapped_values(bootstrap_, rewards_, discount, who);
   }
 
   /// transition(x, x') = p(x' | x) of the chain (row-stochastic; terminal rows restart).
@@ -304,7 +304,7 @@ class StationaryProcess {
   /// Σ_{x' non-terminal} p(x' | x): the probability of bootstrapping from the next step.
   [[nodiscard]] const Eigen::VectorXd& continuation() const noexcept { return continuation_; }
   [[nodiscard]] const std::vector<bool>& terminal() const noexcept { return terminal_; }
-  [[nodiscard]] double gamma() const noexcept { return gamma_; }
+  [[nodiscard]] double discount() const noexcept { return discount_; }
   [[nodiscard]] bool episodic() const noexcept { return episodic_; }
   [[nodiscard]] std::size_t num_states() const noexcept { return static_cast<std::size_t>(transition_.rows()); }
   [[nodiscard]] std::size_t num_observations() const noexcept { return static_cast<std::size_t>(emission_.cols()); }
@@ -312,7 +312,7 @@ class StationaryProcess {
   [[nodiscard]] const detail::Ordering& ordering() const noexcept { return ordering_; }
 
  private:
-  double gamma_;
+  double discount_;
   bool episodic_ = false;
   SparseMatrix transition_, bootstrap_;
   Eigen::MatrixXd emission_;
@@ -325,8 +325,8 @@ class StationaryProcess {
 /// v = r̄ + γ P v (eq. of §3; no bootstrapping past a terminal state), by a sparse LU solve.
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] Eigen::VectorXd state_values(const E& env, double gamma) {
-  detail::check_gamma("state_values", gamma);
+[[nodiscard]] Eigen::VectorXd state_values(const E& env, double discount) {
+  detail::check_discount("state_values", discount);
   const auto& model = env.model();
   SparseMatrix p = detail::to_sparse(model.transition());
   Eigen::VectorXd r = model.expected_rewards();
@@ -341,7 +341,7 @@ requires FiniteModel<E>
       for (SparseMatrix::InnerIterator it(p, x); it; ++it)
         if (terminal[static_cast<std::size_t>(it.col())]) it.valueRef() = 0.0;
   }
-  return detail::bootstrapped_values(p, r, gamma, "state_values");
+  return detail::bootstrapped_values(p, r, discount, "state_values");
 }
 
 }  // namespace memtrace

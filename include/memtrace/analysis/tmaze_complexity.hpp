@@ -29,7 +29,7 @@ inline constexpr std::size_t default_max_history_observations = std::size_t{1} <
 /// Every history of an episode of env, from the episode start, of positive probability and at most
 /// max_length observations long: each chronological (oldest first), shorter ones before longer
 /// ones, each length in lexicographic order of the observations. Each is labelled with value =
-/// E[v(x_t) | h] (v the state values with discount gamma) and probability = p(y_0, ..., y_t, x_0,
+/// E[v(x_t) | h] (v the state values with discount γ) and probability = p(y_0, ..., y_t, x_0,
 /// ..., x_t non-terminal) from the episode start (a prefix's probability: they sum to more than 1
 /// over all lengths), by the forward filter (forward_filter.hpp) from the model's `initial`,
 /// conditioned at every step on x_t non-terminal: a history of an episode holds no terminal state,
@@ -42,10 +42,10 @@ inline constexpr std::size_t default_max_history_observations = std::size_t{1} <
 template <class E>
 requires FiniteModel<E>
 [[nodiscard]] std::vector<LabelledHistory> episode_histories(
-    const E& env, double gamma, std::size_t max_length, std::size_t max_histories = std::size_t{1} << 20,
+    const E& env, double discount, std::size_t max_length, std::size_t max_histories = std::size_t{1} << 20,
     std::size_t max_observations = default_max_history_observations) {
   constexpr const char* who = "episode_histories";
-  const Eigen::VectorXd values = state_values(env, gamma);  // checks gamma
+  const Eigen::VectorXd values = state_values(env, discount);  // checks discount
   const auto& model = env.model();
   const SparseMatrix pt = SparseMatrix(detail::to_sparse(model.transition()).transpose());
   const Eigen::MatrixXd o = detail::to_dense(model.emission());

@@ -90,9 +90,9 @@ TraceMoments trace_moments(const std::derived_from<StationaryProcess> auto& proc
 
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] double trace_value_error(const E& env, double lambda, const Eigen::VectorXd& w, double gamma) {
+[[nodiscard]] double trace_value_error(const E& env, double lambda, const Eigen::VectorXd& w, double discount) {
   detail::check_lambda("trace_value_error", lambda);
-  return trace_value_error(StationaryProcess(env, gamma), lambda, w);
+  return trace_value_error(StationaryProcess(env, discount), lambda, w);
 }
 
 /// The weights that minimise the trace value error: E[z zᵀ] w = E[z v].
@@ -103,9 +103,9 @@ requires FiniteModel<E>
 
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] Eigen::VectorXd optimal_trace_weights(const E& env, double lambda, double gamma) {
+[[nodiscard]] Eigen::VectorXd optimal_trace_weights(const E& env, double lambda, double discount) {
   detail::check_lambda("optimal_trace_weights", lambda);
-  return optimal_trace_weights(StationaryProcess(env, gamma), lambda);
+  return optimal_trace_weights(StationaryProcess(env, discount), lambda);
 }
 
 /// The smallest value error of a linear estimator on the trace with forgetting factor λ.
@@ -119,14 +119,14 @@ requires FiniteModel<E>
 /// process's γ. Under partial observability it is not the VE minimiser.
 [[nodiscard]] Eigen::VectorXd trace_td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                                    double lambda) {
-  return linear_td_fixed_point(detail::trace_moments("trace_td_fixed_point", process, lambda), process.gamma());
+  return linear_td_fixed_point(detail::trace_moments("trace_td_fixed_point", process, lambda), process.discount());
 }
 
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] Eigen::VectorXd trace_td_fixed_point(const E& env, double lambda, double gamma) {
+[[nodiscard]] Eigen::VectorXd trace_td_fixed_point(const E& env, double lambda, double discount) {
   detail::check_lambda("trace_td_fixed_point", lambda);
-  return trace_td_fixed_point(StationaryProcess(env, gamma), lambda);
+  return trace_td_fixed_point(StationaryProcess(env, discount), lambda);
 }
 
 }  // namespace memtrace

@@ -129,7 +129,7 @@ template <class Lambda, int NumObservations, class Scalar>
 [[nodiscard]] Eigen::VectorXd td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                              const MemoryTrace<Lambda, NumObservations, Scalar>& memory) {
   detail::check_memory_observations("td_fixed_point", memory.num_observations(), process.num_observations());
-  return linear_td_fixed_point(detail::trace_moments("td_fixed_point", process, memory.lambda()), process.gamma());
+  return linear_td_fixed_point(detail::trace_moments("td_fixed_point", process, memory.lambda()), process.discount());
 }
 
 template <int Length, int NumObservations>
@@ -146,7 +146,7 @@ template <int Length, int NumObservations>
 [[nodiscard]] Eigen::VectorXd td_fixed_point(const std::derived_from<StationaryProcess> auto& process,
                                              const ConcatWindow<Length, NumObservations>& memory) {
   detail::check_memory_observations("td_fixed_point", memory.num_observations(), process.num_observations());
-  return linear_td_fixed_point(detail::concat_moments("td_fixed_point", process, memory.length()), process.gamma());
+  return linear_td_fixed_point(detail::concat_moments("td_fixed_point", process, memory.length()), process.discount());
 }
 
 }  // namespace memtrace

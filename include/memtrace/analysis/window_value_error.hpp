@@ -165,10 +165,10 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
 /// The window moments of a finite model with discount γ.
 template <class E>
 requires FiniteModel<E>
-[[nodiscard]] WindowMoments window_moments(const E& env, std::size_t m, double gamma,
+[[nodiscard]] WindowMoments window_moments(const E& env, std::size_t m, double discount,
                                            std::size_t max_table_size = default_max_table_size) {
   detail::window_table_size("window_moments", m, env.num_observations(), max_table_size);
-  return window_moments(StationaryProcess(env, gamma), m, max_table_size);
+  return window_moments(StationaryProcess(env, discount), m, max_table_size);
 }
 
 /// The optimal table: θ*(w) = E[v(x_t) | win_m(h_t) = w], the value under the belief p(x_t | w)
@@ -259,7 +259,7 @@ template <class Derived>
   const auto top = static_cast<Eigen::Index>(size / ny);
   std::vector<Eigen::Triplet<double>> entries;
   entries.reserve(size * (ny + 1));
-  const double gamma = process.gamma();
+  const double discount = process.discount();
   for (Eigen::Index w = 0; w < table; ++w) {
     if (!(probability[w] > 0.0)) {
       entries.emplace_back(w, w, 1.0);  // θ(w) = 0 for a window that never occurs
@@ -267,7 +267,7 @@ template <class Derived>
     }
     entries.emplace_back(w, w, probability[w]);
     for (Eigen::Index y = 0; y < k; ++y)
-      if (next(y, w) != 0.0) entries.emplace_back(w, (w % top) * k + y, -gamma * next(y, w));
+      if (next(y, w) != 0.0) entries.emplace_back(w, (w % top) * k + y, -discount * next(y, w));
   }
   detail::ColumnSparse a(table, table);
   a.setFromTriplets(entries.begin(), entries.end());  // a self-loop window adds to its diagonal

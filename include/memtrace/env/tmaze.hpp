@@ -55,6 +55,39 @@ inline constexpr Action down = 1;
 inline constexpr std::size_t num_actions = 2;
 }  // namespace tmaze
 
+namespace detail {
+/// The explicit POMDP of a T-maze (TMaze, TMazeNavigation) while it is built: a zero emission
+/// matrix and initial distribution, one transition and one reward matrix per action to come, and
+/// a terminal state that emits o and whose row restarts an episode. Refuses, before allocating, a
+/// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes. A class template (Pomdp is
+/// FinitePomdp), so it is compiled only where a model() is.
+template <class Pomdp>
+struct TMazeModel {
+  TMazeModel(const char* who, const char* shape, std::size_t num_states, std::size_t terminal_state,
+             std::size_t corridor_length)
+      : terminal(static_cast<Eigen::Index>(terminal_state)) {
+    check_storage(who, shape, checked_mul(num_states, tmaze::num_observations), sizeof(double), "corridor_length",
+                  corridor_length);
+    const auto n = static_cast<Eigen::Index>(num_states);
+    emission = Eigen::MatrixXd::Zero(n, tmaze::num_observations);
+    initial = Eigen::VectorXd::Zero(n);
+  }
+
+  /// The terminal state emits o; the model as a FinitePomdp.
+  Pomdp finish() && {
+    emission(terminal, static_cast<Eigen::Index>(tmaze::o)) = 1.0;
+    std::vector<bool> is_terminal(static_cast<std::size_t>(emission.rows()), false);
+    is_terminal[static_cast<std::size_t>(terminal)] = true;
+    return Pomdp(std::move(transitions), std::move(emission), std::move(initial), rewards, std::move(is_terminal));
+  }
+
+  Eigen::MatrixXd emission;
+  Eigen::VectorXd initial;
+  std::vector<SparseMatrix> transitions, rewards;
+  Eigen::Index terminal;
+};
+}  // namespace detail
+
 /// The T-maze E_k of thm:tmaze with corridor length k >= 2. y_0 is a or b with probability 1/2;
 /// the agent then moves right by itself (actions are ignored in the corridor) and observes o
 /// until t = k - 1, where it observes x or y with probability 1/2. Its action there ends the
@@ -125,14 +158,10 @@ class BasicTMaze {
   /// row-stochastic; the terminal state's row restarts an episode. Refuses, before allocating, a
   /// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
-    detail::check_storage("TMaze::model", "the emission matrix |X| x |Y| = (2k + 3) x 5",
-                          detail::checked_mul(num_states(), tmaze::num_observations), sizeof(double), "corridor_length",
-                          k_);
+    detail::TMazeModel<FinitePomdp> m("TMaze::model", "the emission matrix |X| x |Y| = (2k + 3) x 5", num_states(),
+                                      terminal_state(), k_);
     const auto n = static_cast<Eigen::Index>(num_states());
-    const auto terminal = static_cast<Eigen::Index>(terminal_state());
-    Eigen::MatrixXd emission = Eigen::MatrixXd::Zero(n, tmaze::num_observations);
-    Eigen::VectorXd initial = Eigen::VectorXd::Zero(n);
-    std::vector<SparseMatrix> transitions, rewards;
+    const Eigen::Index terminal = m.terminal;
     for (Action u = 0; u < tmaze::num_actions; ++u) {
       SparseMatrix p(n, n), r(n, n);
       for (std::size_t cue = 0; cue < 2; ++cue) {
@@ -145,20 +174,16 @@ class BasicTMaze {
         }
         p.insert(terminal, idx(corridor_state(0, cue))) = 0.5;
       }
-      transitions.push_back(p);
-      rewards.push_back(r);
+      m.transitions.push_back(p);
+      m.rewards.push_back(r);
     }
     for (std::size_t cue = 0; cue < 2; ++cue) {
-      initial[idx(corridor_state(0, cue))] = 0.5;
+      m.initial[idx(corridor_state(0, cue))] = 0.5;
       for (std::size_t i = 0; i + 1 < k_; ++i)
-        emission(idx(corridor_state(i, cue)), i == 0 ? idx(cue) : idx(tmaze::o)) = 1;
-      for (std::size_t sign = 0; sign < 2; ++sign) emission(idx(junction_state(cue, sign)), idx(tmaze::x + sign)) = 1;
+        m.emission(idx(corridor_state(i, cue)), i == 0 ? idx(cue) : idx(tmaze::o)) = 1;
+      for (std::size_t sign = 0; sign < 2; ++sign) m.emission(idx(junction_state(cue, sign)), idx(tmaze::x + sign)) = 1;
     }
-    emission(terminal, idx(tmaze::o)) = 1.0;
-    std::vector<bool> is_terminal(num_states(), false);
-    is_terminal[terminal_state()] = true;
-    return FinitePomdp(std::move(transitions), std::move(emission), std::move(initial), rewards,
-                       std::move(is_terminal));
+    return std::move(m).finish();
   }
 
  private:
@@ -297,17 +322,13 @@ class BasicTMazeNavigation {
   /// emission(x, y) = p(y | x), both row-stochastic; the terminal state's row restarts an episode.
   /// Refuses, before allocating, a dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
-    detail::check_storage("TMazeNavigation::model", "the emission matrix |X| x |Y| = (4k + 1) x 5",
-                          detail::checked_mul(num_states(), tmaze::num_observations), sizeof(double), "corridor_length",
-                          k_);
+    detail::TMazeModel<FinitePomdp> m("TMazeNavigation::model", "the emission matrix |X| x |Y| = (4k + 1) x 5",
+                                      num_states(), terminal_state(), k_);
     const auto n = static_cast<Eigen::Index>(num_states());
-    const auto terminal = static_cast<Eigen::Index>(terminal_state());
+    const Eigen::Index terminal = m.terminal;
     auto at = [](std::size_t i, std::size_t cue, std::size_t sign) {
       return static_cast<Eigen::Index>(position(i, cue, sign));
     };
-    Eigen::MatrixXd emission = Eigen::MatrixXd::Zero(n, tmaze::num_observations);
-    Eigen::VectorXd initial = Eigen::VectorXd::Zero(n);
-    std::vector<SparseMatrix> transitions, rewards;
     for (Action u = 0; u < tmaze::num_navigation_actions; ++u) {
       SparseMatrix p(n, n), r(n, n);
       for (std::size_t cue = 0; cue < 2; ++cue) {
@@ -326,21 +347,17 @@ class BasicTMazeNavigation {
           p.insert(terminal, at(0, cue, sign)) = 0.25;
         }
       }
-      transitions.push_back(p);
-      rewards.push_back(r);
+      m.transitions.push_back(p);
+      m.rewards.push_back(r);
     }
     for (std::size_t cue = 0; cue < 2; ++cue) {
       for (std::size_t sign = 0; sign < 2; ++sign) {
-        initial[at(0, cue, sign)] = 0.25;
+        m.initial[at(0, cue, sign)] = 0.25;
         for (std::size_t i = 0; i < k_; ++i)
-          emission(at(i, cue, sign), static_cast<Eigen::Index>(observation_at(i, cue, sign))) = 1.0;
+          m.emission(at(i, cue, sign), static_cast<Eigen::Index>(observation_at(i, cue, sign))) = 1.0;
       }
     }
-    emission(terminal, static_cast<Eigen::Index>(tmaze::o)) = 1.0;
-    std::vector<bool> is_terminal(num_states(), false);
-    is_terminal[terminal_state()] = true;
-    return FinitePomdp(std::move(transitions), std::move(emission), std::move(initial), rewards,
-                       std::move(is_terminal));
+    return std::move(m).finish();
   }
 
  private:

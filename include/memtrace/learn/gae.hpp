@@ -29,7 +29,7 @@ enum class TruncationMode {
 /// The constants of generalized_advantages (PPO's defaults: γ 0.99, GAE λ 0.95, official truncation).
 /// gae_lambda is GAE's bias-variance parameter, not the memory trace's λ.
 struct GaeOptions {
-  double gamma = 0.99;
+  double discount = 0.99;
   double gae_lambda = 0.95;
   TruncationMode truncation = TruncationMode::official;
 };
@@ -55,8 +55,8 @@ void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::
                             std::span<const Scalar> final_values, std::span<Scalar> advantages,
                             std::span<Scalar> targets) {
   constexpr const char* who = "generalized_advantages";
-  if (!(options.gamma >= 0.0 && options.gamma <= 1.0))
-    detail::invalid(who, ": options.gamma must be in [0, 1], got ", options.gamma);
+  if (!(options.discount >= 0.0 && options.discount <= 1.0))
+    detail::invalid(who, ": options.discount must be in [0, 1], got ", options.discount);
   if (!(options.gae_lambda >= 0.0 && options.gae_lambda <= 1.0))
     detail::invalid(who, ": options.gae_lambda must be in [0, 1], got ", options.gae_lambda);
   if (n_envs == 0) detail::invalid(who, ": n_envs must be at least 1, got 0");
@@ -73,7 +73,7 @@ void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::
   if (advantages.size() != n) detail::invalid(who, ": advantages has ", advantages.size(), " entries, expected ", n);
   if (targets.size() != n) detail::invalid(who, ": targets has ", targets.size(), " entries, expected ", n);
 
-  const double gamma = options.gamma, decay = options.gamma * options.gae_lambda;
+  const double discount = options.discount, decay = options.discount * options.gae_lambda;
   const std::size_t n_steps = n / n_envs;
   for (std::size_t i = 0; i < n_envs; ++i) {
     double next_advantage = 0.0;
@@ -86,9 +86,9 @@ void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::
       if (step.terminated) {
         advantage = step.reward - value;
       } else if (textbook && step.truncated) {
-        advantage = step.reward + gamma * static_cast<double>(final_values[s]) - value;
+        advantage = step.reward + discount * static_cast<double>(final_values[s]) - value;
       } else {
-        const double delta = step.reward + gamma * next_value - value;
+        const double delta = step.reward + discount * next_value - value;
         advantage = delta + decay * next_advantage;
       }
       advantages[s] = static_cast<Scalar>(advantage);

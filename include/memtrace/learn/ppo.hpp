@@ -37,7 +37,7 @@ namespace memtrace {
 struct PpoOptions {
   std::size_t n_envs = 16;    ///< environments acting in lockstep (the rollout's size)
   std::size_t n_steps = 128;  ///< rollout steps per update: an update learns from n_envs·n_steps samples
-  double gamma = 0.99;        ///< discount γ, in [0, 1]
+  double discount = 0.99;     ///< γ, in [0, 1]
   double gae_lambda = 0.95;   ///< GAE's λ, in [0, 1] (not the memory trace's λ)
   TruncationMode truncation = TruncationMode::official;  ///< what a truncated episode bootstraps from
   std::size_t epochs = 2;                                ///< passes over the samples per update
@@ -342,7 +342,7 @@ class Ppo {
     detail::check_ppo_features("Ppo::compute_advantages", "bootstrap_features", bootstrap_features, input_dim());
     for (std::size_t i = 0; i < n; ++i) features_.set(samples_ + i, bootstrap_features[i]);
     bootstrap_values_ = nets_.critic().forward(features_.block(samples_, n)).row(0).transpose();
-    const GaeOptions gae{options_.gamma, options_.gae_lambda, options_.truncation};
+    const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
     generalized_advantages<Scalar>(gae, n, steps_, as_span(values_), as_span(bootstrap_values_), as_span(final_values_),
                                    as_span(advantages_), as_span(targets_));
     advantages_ready_ = true;
@@ -546,7 +546,8 @@ class Ppo {
       detail::invalid(who, ": options.minibatches must divide n_envs·n_steps = ", samples, ", got ", o.minibatches);
     if (detail::checked_mul(o.epochs, o.minibatches) == 0)
       detail::invalid(who, ": options.epochs·minibatches overflows");
-    if (!(o.gamma >= 0.0 && o.gamma <= 1.0)) detail::invalid(who, ": options.gamma must be in [0, 1], got ", o.gamma);
+    if (!(o.discount >= 0.0 && o.discount <= 1.0))
+      detail::invalid(who, ": options.discount must be in [0, 1], got ", o.discount);
     if (!(o.gae_lambda >= 0.0 && o.gae_lambda <= 1.0))
       detail::invalid(who, ": options.gae_lambda must be in [0, 1], got ", o.gae_lambda);
     if (o.truncation != TruncationMode::official && o.truncation != TruncationMode::textbook)

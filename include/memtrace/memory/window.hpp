@@ -48,9 +48,9 @@ namespace detail {
   return p;
 }
 
-inline void check_window_length(const char* who, int fixed, std::size_t length) {
-  if (length == 0) invalid(who, ": length must be at least 1, got 0");
-  check_fixed_size(who, "length", fixed, length);
+inline void check_window_length(const char* who, int fixed, std::size_t m) {
+  if (m == 0) invalid(who, ": m must be at least 1, got 0");
+  check_fixed_size(who, "m", fixed, m);
 }
 
 }  // namespace detail
@@ -78,28 +78,28 @@ class Window {
   static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
   /// Refuses (before allocating) a table that overflows std::size_t or exceeds max_table_size.
-  Window(std::size_t length, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first,
+  Window(std::size_t m, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first,
          std::size_t max_table_size = default_max_table_size)
-      : length_(length), num_observations_(num_observations), padding_(padding) {
-    detail::check_window_length("Window", Length, length);
+      : length_(m), num_observations_(num_observations), padding_(padding) {
+    detail::check_window_length("Window", Length, m);
     detail::check_num_observations("Window", num_observations);
-    if (length > max_table_size)  // the ring of the last m observations is allocated too
-      detail::invalid("Window: length m = ", length, " exceeds max_table_size = ", max_table_size);
+    if (m > max_table_size)  // the ring of the last m observations is allocated too
+      detail::invalid("Window: m = ", m, " exceeds max_table_size = ", max_table_size);
     detail::check_fixed_size("Window", "num_observations", NumObservations, num_observations);
-    table_size_ = table_size(length, num_observations, padding);  // throws on overflow
+    table_size_ = table_size(m, num_observations, padding);  // throws on overflow
     if (table_size_ > max_table_size)
-      detail::invalid("Window: a table of ", table_size_, " windows (|Y| = ", num_observations, ", m = ", length,
-                      ") needs ", detail::two_decimals(static_cast<double>(table_size_) * 8.0 / (1 << 30)),
+      detail::invalid("Window: a table of ", table_size_, " windows (|Y| = ", num_observations, ", m = ", m, ") needs ",
+                      detail::two_decimals(static_cast<double>(table_size_) * 8.0 / (1 << 30)),
                       " GiB as double weights and exceeds max_table_size = ", max_table_size);
-    power_ = detail::powers(num_observations, length);
-    offset_.assign(length, table_size_);  // offset_[c] for c in [1, m); offset_[m] is 0 below
-    std::size_t offset = power_[length];
-    for (std::size_t c = 1; c < length; ++c) {
+    power_ = detail::powers(num_observations, m);
+    offset_.assign(m, table_size_);  // offset_[c] for c in [1, m); offset_[m] is 0 below
+    std::size_t offset = power_[m];
+    for (std::size_t c = 1; c < m; ++c) {
       offset_[c] = offset;
       offset += power_[c];
     }
     offset_.push_back(0);
-    ring_.assign(length, 0);
+    ring_.assign(m, 0);
   }
 
   /// Compile-time length and |Y|: Window<3, 11> window.
@@ -107,16 +107,16 @@ class Window {
   explicit Window(WindowPadding padding, std::size_t max_table_size = default_max_table_size) requires fully_static
       : Window(Length, NumObservations, padding, max_table_size) {}
 
-  /// Number of table entries for windows of `length` observations out of `num_observations`;
+  /// Number of table entries for windows of `m` observations out of `num_observations`;
   /// throws std::invalid_argument if it does not fit in std::size_t.
-  [[nodiscard]] static std::size_t table_size(std::size_t length, std::size_t num_observations, WindowPadding padding) {
-    std::size_t size = detail::checked_pow(num_observations, length);
+  [[nodiscard]] static std::size_t table_size(std::size_t m, std::size_t num_observations, WindowPadding padding) {
+    std::size_t size = detail::checked_pow(num_observations, m);
     if (padding == WindowPadding::zero && size != 0) {
-      const auto p = detail::powers(num_observations, length);
-      for (std::size_t c = 1; c < length && size != 0; ++c) size = detail::checked_add(size, p[c]);
+      const auto p = detail::powers(num_observations, m);
+      for (std::size_t c = 1; c < m && size != 0; ++c) size = detail::checked_add(size, p[c]);
     }
     if (size == 0)
-      detail::invalid("Window: the table of |Y|^m windows with |Y| = ", num_observations, " and m = ", length,
+      detail::invalid("Window: the table of |Y|^m windows with |Y| = ", num_observations, " and m = ", m,
                       " overflows std::size_t");
     return size;
   }
@@ -188,8 +188,8 @@ class Window {
 
   /// The window stored at `index`, chronological (oldest first). With zero padding a short window
   /// gives fewer than m observations.
-  [[nodiscard]] std::vector<Observation> window_of(std::size_t index) const {
-    if (index >= table_size_) detail::invalid("Window::window_of: index must be below ", table_size_, ", got ", index);
+  [[nodiscard]] std::vector<Observation> window_at(std::size_t index) const {
+    if (index >= table_size_) detail::invalid("Window::window_at: index must be below ", table_size_, ", got ", index);
     std::size_t count = length_;
     if (index >= power_[length_])  // a zero-padded window of fewer than m observations
       for (count = 1; index >= offset_[count] + power_[count]; ++count) {
@@ -236,16 +236,15 @@ class ConcatWindow {
   using features_type = MultiHot<Length>;
   static constexpr bool fully_static = Length != dynamic && NumObservations != dynamic;
 
-  ConcatWindow(std::size_t length, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first)
-      : length_(length), num_observations_(num_observations), padding_(padding) {
-    detail::check_window_length("ConcatWindow", Length, length);
+  ConcatWindow(std::size_t m, std::size_t num_observations, WindowPadding padding = WindowPadding::repeat_first)
+      : length_(m), num_observations_(num_observations), padding_(padding) {
+    detail::check_window_length("ConcatWindow", Length, m);
     detail::check_num_observations("ConcatWindow", num_observations);
     detail::check_fixed_size("ConcatWindow", "num_observations", NumObservations, num_observations);
-    if (detail::checked_mul(length, num_observations) == 0)
-      detail::invalid("ConcatWindow: m|Y| with m = ", length, " and |Y| = ", num_observations,
-                      " overflows std::size_t");
-    detail::check_storage("ConcatWindow", "the active indices", length, sizeof(std::size_t), "length", length);
-    phi_ = features_type(length);
+    if (detail::checked_mul(m, num_observations) == 0)
+      detail::invalid("ConcatWindow: m|Y| with m = ", m, " and |Y| = ", num_observations, " overflows std::size_t");
+    detail::check_storage("ConcatWindow", "the active indices", m, sizeof(std::size_t), "m", m);
+    phi_ = features_type(m);
   }
 
   /// Compile-time length and |Y|: ConcatWindow<3, 11> window.
@@ -384,34 +383,32 @@ class FrameStack {
   /// A MultiHot for MultiHot frames, a dense vector of the frames' scalar for dense frames.
   using features_type = std::conditional_t<sparse, MultiHot<dynamic>, Eigen::Matrix<scalar, Eigen::Dynamic, 1>>;
 
-  /// m = frames observations of dimension d = dim each, padded as `padding` says.
-  FrameStack(std::size_t frames, std::size_t dim, WindowPadding padding)
-      : frames_(frames), dim_(dim), padding_(padding) {
-    if (frames == 0) detail::invalid("FrameStack: frames must be at least 1, got 0");
+  /// m observations (frames) of dimension d = dim each, padded as `padding` says.
+  FrameStack(std::size_t m, std::size_t dim, WindowPadding padding) : length_(m), dim_(dim), padding_(padding) {
+    if (m == 0) detail::invalid("FrameStack: m must be at least 1, got 0");
     if (dim == 0) detail::invalid("FrameStack: dim must be at least 1, got 0");
     detail::check_fixed_size("FrameStack", "dim", fixed_dim, dim);
-    const std::size_t size = detail::checked_mul(frames, dim);
+    const std::size_t size = detail::checked_mul(m, dim);
     if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<Eigen::Index>::max()))
-      detail::invalid("FrameStack: frames * dim with frames = ", frames, " and dim = ", dim,
-                      " overflows the index type");
+      detail::invalid("FrameStack: m·d with m = ", m, " and d = dim = ", dim, " overflows the index type");
     // Dense: m·d scalars. MultiHot: two buffers of m·(active entries) indices.
     const std::size_t active = sparse && traits::capacity != dynamic ? static_cast<std::size_t>(traits::capacity) : dim;
     detail::check_storage("FrameStack", sparse ? "the active entries of m frames (two buffers)" : "the m·d features",
-                          detail::checked_mul(sparse ? 2 * frames : frames, active),
-                          sparse ? sizeof(std::size_t) : sizeof(scalar), "frames", frames);
+                          detail::checked_mul(sparse ? 2 * m : m, active),
+                          sparse ? sizeof(std::size_t) : sizeof(scalar), "m", m);
     if constexpr (sparse) {
       max_active_ = traits::capacity == dynamic ? dim : static_cast<std::size_t>(traits::capacity);
-      phi_ = features_type(frames * max_active_);  // at most m·d: no overflow
-      spare_ = features_type(frames * max_active_);
-      counts_.assign(frames, 0);
+      phi_ = features_type(m * max_active_);  // at most m·d: no overflow
+      spare_ = features_type(m * max_active_);
+      counts_.assign(m, 0);
     } else {
       phi_ = features_type::Zero(static_cast<Eigen::Index>(size));
     }
   }
 
   /// A compile-time frame size: FrameStack<Eigen::Matrix<float, 45, 1>> stack(65, WindowPadding::zero).
-  FrameStack(std::size_t frames, WindowPadding padding) requires(fixed_dim != dynamic)
-      : FrameStack(frames, static_cast<std::size_t>(fixed_dim), padding) {}
+  FrameStack(std::size_t m, WindowPadding padding) requires(fixed_dim != dynamic)
+      : FrameStack(m, static_cast<std::size_t>(fixed_dim), padding) {}
 
   /// Starts a history whose first observation is y0 (padded as padding() says).
   template <class D>
@@ -429,7 +426,7 @@ class FrameStack {
     if (!started_) return start("FrameStack::update", y);
     detail::check_dense_observation("FrameStack::update", y, dim_);
     scalar* data = phi_.data();
-    std::copy_backward(data, data + (frames_ - 1) * dim_, data + frames_ * dim_);
+    std::copy_backward(data, data + (length_ - 1) * dim_, data + length_ * dim_);
     phi_.head(static_cast<Eigen::Index>(dim_)) = y;
   }
   template <int C>
@@ -437,7 +434,7 @@ class FrameStack {
   void update(const MultiHot<C>& y) {
     if (!started_) return start("FrameStack::update", y);
     detail::check_multi_hot_observation("FrameStack::update", y, dim_, max_active_);
-    const std::size_t oldest = head_ == 0 ? frames_ - 1 : head_ - 1;  // the frame at lag m - 1
+    const std::size_t oldest = head_ == 0 ? length_ - 1 : head_ - 1;  // the frame at lag m - 1
     const std::size_t kept = phi_.size() - counts_[oldest];
     const std::size_t n = y.size();
     // One pass into the spare buffer (the new frame, then the kept ones one block of d further on),
@@ -477,9 +474,9 @@ class FrameStack {
 
   [[nodiscard]] const features_type& features() const noexcept { return phi_; }
   /// m·d.
-  [[nodiscard]] std::size_t dim() const noexcept { return frames_ * dim_; }
+  [[nodiscard]] std::size_t dim() const noexcept { return length_ * dim_; }
   /// m, the number of frames (the paper's window length).
-  [[nodiscard]] std::size_t frames() const noexcept { return frames_; }
+  [[nodiscard]] std::size_t length() const noexcept { return length_; }
   /// d, the dimension of one observation.
   [[nodiscard]] std::size_t observation_dim() const noexcept { return dim_; }
   [[nodiscard]] WindowPadding padding() const noexcept { return padding_; }
@@ -494,7 +491,7 @@ class FrameStack {
       phi_.head(d) = y0;
     } else {
       phi_.head(d) = y0;
-      for (std::size_t k = 1; k < frames_; ++k) phi_.segment(static_cast<Eigen::Index>(k) * d, d) = phi_.head(d);
+      for (std::size_t k = 1; k < length_; ++k) phi_.segment(static_cast<Eigen::Index>(k) * d, d) = phi_.head(d);
     }
     started_ = true;
   }
@@ -502,7 +499,7 @@ class FrameStack {
   void start(const char* who, const MultiHot<C>& y0) {
     detail::check_multi_hot_observation(who, y0, dim_, max_active_);
     const std::size_t n = y0.size();
-    const std::size_t copies = padding_ == WindowPadding::zero ? 1 : frames_;
+    const std::size_t copies = padding_ == WindowPadding::zero ? 1 : length_;
     for (std::size_t k = 0; k < copies; ++k)
       for (std::size_t j = 0; j < n; ++j) phi_[k * n + j] = k * dim_ + y0[j];
     phi_.set_size_unchecked(copies * n);
@@ -512,7 +509,7 @@ class FrameStack {
     started_ = true;
   }
 
-  std::size_t frames_;
+  std::size_t length_;
   std::size_t dim_;
   WindowPadding padding_;
   features_type phi_;
