@@ -362,6 +362,19 @@ static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);
 static_assert(SplitMix64(1234567)() == 6457827717110365317ULL);
 static_assert(make_stream(42, 0) != make_stream(42, 1));
 
+// memtrace::detail stays out of argument-dependent lookup for the library's types: the CRTP bases
+// of LinearTd, LinearTdLambda, MemoryTrace and TraceBank live in detail::crtp, which holds nothing
+// else, so an unqualified call with one of them as argument does not find detail's helpers.
+template <class T>
+concept FindsDetailByAdl = requires(const T& t) {
+  invalid(t);
+};
+static_assert(FindsDetailByAdl<detail::TraceNames>);  // the probe finds detail::invalid through a detail type
+static_assert(!FindsDetailByAdl<LinearTd<>>);
+static_assert(!FindsDetailByAdl<LinearTdLambda<float>>);
+static_assert(!FindsDetailByAdl<MemoryTrace<>>);
+static_assert(!FindsDetailByAdl<TraceBank<>>);
+
 // Memories with compile-time parameters are default-constructible members of a user's aggregate,
 // value-initialised with {} (an explicit default constructor would break this on Clang 14).
 struct Agent {

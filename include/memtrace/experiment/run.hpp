@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <type_traits>
 
@@ -93,12 +94,16 @@ struct SharedMemory {
   const char* who;
   M& memory;
   std::span<L, Extent> learners;
-  features_t<M> phi = memory.features();  // assigned in place below
+  // Empty until the first reset: a memory's features() need not mean anything before it.
+  std::optional<features_t<M>> phi;
 
   template <class Y>
   void reset(const Y& y0) {
     memory.reset(y0);
-    phi = memory.features();
+    if (phi)
+      *phi = memory.features();  // assigned in place: no allocation after the first episode
+    else
+      phi.emplace(memory.features());
   }
   template <class Y>
   void learn(const Y& y, double reward, double discount) {
@@ -107,12 +112,12 @@ struct SharedMemory {
       invalid(who, ": the environment returned a non-finite reward ", reward, "; no learner was changed");
     const auto& phi_next = memory.features();
     for (L& learner : learners) {
-      if constexpr (FeaturesFitDim<M> && requires { learner.update(phi, reward, discount, phi_next, features_fit); })
-        learner.update(phi, reward, discount, phi_next, features_fit);  // dims checked once per run
+      if constexpr (FeaturesFitDim<M> && requires { learner.update(*phi, reward, discount, phi_next, features_fit); })
+        learner.update(*phi, reward, discount, phi_next, features_fit);  // dims checked once per run
       else
-        learner.update(phi, reward, discount, phi_next);
+        learner.update(*phi, reward, discount, phi_next);
     }
-    phi = memory.features();
+    *phi = memory.features();
   }
   void end_episode() {
     for (L& learner : learners) learner.end_episode();
@@ -153,7 +158,7 @@ template <class Env, class M, class L, class G, std::size_t Extent, class OnReco
 void run_td_shared(const char* who, Env& env, M& memory, std::span<L, Extent> learners, G& gen, const TdRun& run,
                    std::span<const std::size_t> record_at, OnRecord&& on_record) {
   check_learner_dims(who, memory, learners);
-  SharedMemory<M, L, Extent> shared{who, memory, learners};
+  SharedMemory<M, L, Extent> shared{who, memory, learners, std::nullopt};
   td_loop(who, env, gen, run, record_at, shared,
           [&](std::size_t step) { on_record(step, std::span<const L, Extent>(learners)); });
 }

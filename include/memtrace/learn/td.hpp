@@ -47,7 +47,9 @@ inline void check_step_discount(const char* who, double discount) {
 
 }  // namespace detail
 
-namespace detail {
+// CRTP bases live in a namespace of their own: a base class's namespace joins argument-dependent
+// lookup for every object of the derived class, and detail's helpers should not.
+namespace detail::crtp {
 
 /// What LinearTd and LinearTdLambda share: the weights of a linear estimate (float or double) and
 /// the step size that updates them, both validated; the checked update, which refuses what does
@@ -115,15 +117,15 @@ class LinearLearner {
   weights_type w_;
 };
 
-}  // namespace detail
+}  // namespace detail::crtp
 
 /// Linear TD(0): w <- w + α δ φ with δ = r + γ w·φ' - w·φ, for any FeatureVector φ.
 /// Cost per update: two dot products and one add_scaled (O(1) for OneHot features).
 /// Scalar: double (the default) or float; dense features must have the same scalar.
 /// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::LinearLearner.
 template <class Scalar = double>
-class LinearTd : public detail::LinearLearner<LinearTd<Scalar>, Scalar> {
-  using base = detail::LinearLearner<LinearTd, Scalar>;
+class LinearTd : public detail::crtp::LinearLearner<LinearTd<Scalar>, Scalar> {
+  using base = detail::crtp::LinearLearner<LinearTd, Scalar>;
   friend base;
 
  public:
@@ -160,8 +162,8 @@ class LinearTd : public detail::LinearLearner<LinearTd<Scalar>, Scalar> {
 /// it is never confused with the memory trace's λ. Cost O(dim) per update, whatever the features.
 /// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::LinearLearner.
 template <class Scalar = double>
-class LinearTdLambda : public detail::LinearLearner<LinearTdLambda<Scalar>, Scalar> {
-  using base = detail::LinearLearner<LinearTdLambda, Scalar>;
+class LinearTdLambda : public detail::crtp::LinearLearner<LinearTdLambda<Scalar>, Scalar> {
+  using base = detail::crtp::LinearLearner<LinearTdLambda, Scalar>;
   friend base;
 
  public:

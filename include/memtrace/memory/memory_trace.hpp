@@ -94,16 +94,23 @@ class TraceStep {
   double power_ = 1.0;
 };
 
-/// The one implementation of the trace update (eq:recursive) and of the Memory interface, shared
-/// by MemoryTrace (one trace) and TraceBank (one block of features() per λ). Derived supplies
-/// for_each_trace(f), calling f(block, step, λ) for each trace (a block of z_, its TraceStep and
-/// its λ), observation_dim(), and the names its messages use (names).
+/// The names a trace memory's messages use.
 struct TraceNames {
   const char* type;    // the class, in index-observation messages
   const char* reset;   // its reset, in vector-observation messages
   const char* update;  // its update
 };
 
+}  // namespace detail
+
+// CRTP bases live in a namespace of their own: a base class's namespace joins argument-dependent
+// lookup for every object of the derived class, and detail's helpers should not.
+namespace detail::crtp {
+
+/// The one implementation of the trace update (eq:recursive) and of the Memory interface, shared
+/// by MemoryTrace (one trace) and TraceBank (one block of features() per λ). Derived supplies
+/// for_each_trace(f), calling f(block, step, λ) for each trace (a block of z_, its TraceStep and
+/// its λ), observation_dim(), and the names its messages use (names).
 template <class Derived, class Scalar, int NumObservations, int FeatureSize>
 class TraceMemory {
  public:
@@ -212,7 +219,7 @@ class TraceMemory {
   }
 };
 
-}  // namespace detail
+}  // namespace detail::crtp
 
 /// The memory trace of paper eq:recursive, z_t = λ z_{t-1} + (1 - λ) y_t, of observations y_t in R^d.
 /// Three kinds of observation, freely mixed:
@@ -230,12 +237,12 @@ class TraceMemory {
 /// wrong size, not finite) throws std::invalid_argument and changes nothing. Satisfies Memory for
 /// Observation, for dense vectors of Scalar and for MultiHot.
 template <class Lambda = dynamic_lambda, int NumObservations = dynamic, class Scalar = double>
-class MemoryTrace : public detail::TraceMemory<MemoryTrace<Lambda, NumObservations, Scalar>, Scalar, NumObservations,
-                                               detail::eigen_size(NumObservations)> {
+class MemoryTrace : public detail::crtp::TraceMemory<MemoryTrace<Lambda, NumObservations, Scalar>, Scalar,
+                                                     NumObservations, detail::eigen_size(NumObservations)> {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "MemoryTrace: NumObservations must be at least 1 or memtrace::dynamic");
   static_assert(detail::TraceScalar<Scalar>, "MemoryTrace: Scalar must be float or double");
-  using base = detail::TraceMemory<MemoryTrace, Scalar, NumObservations, detail::eigen_size(NumObservations)>;
+  using base = detail::crtp::TraceMemory<MemoryTrace, Scalar, NumObservations, detail::eigen_size(NumObservations)>;
   friend base;
   using lambda_value = detail::LambdaValue<Lambda>;
   static constexpr bool fully_static = !lambda_value::is_dynamic && NumObservations != dynamic;

@@ -25,11 +25,11 @@ namespace memtrace {
 /// A refused observation throws and changes nothing. Satisfies Memory.
 template <int NumObservations = dynamic, class Scalar = double>
 class TraceBank
-    : public detail::TraceMemory<TraceBank<NumObservations, Scalar>, Scalar, NumObservations, Eigen::Dynamic> {
+    : public detail::crtp::TraceMemory<TraceBank<NumObservations, Scalar>, Scalar, NumObservations, Eigen::Dynamic> {
   static_assert(NumObservations == dynamic || NumObservations >= 1,
                 "TraceBank: NumObservations must be at least 1 or memtrace::dynamic");
   static_assert(detail::TraceScalar<Scalar>, "TraceBank: Scalar must be float or double");
-  using base = detail::TraceMemory<TraceBank, Scalar, NumObservations, Eigen::Dynamic>;
+  using base = detail::crtp::TraceMemory<TraceBank, Scalar, NumObservations, Eigen::Dynamic>;
   friend base;
 
  public:
