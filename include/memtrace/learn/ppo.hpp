@@ -56,7 +56,8 @@ struct PpoOptions {
 /// An episode that ended during a rollout.
 struct EpisodeEnd {
   std::size_t env = 0;        ///< the environment it ran in
-  std::size_t step = 0;       ///< the rollout step (0 .. n_steps - 1) of its last transition
+  std::size_t step = 0;       ///< its last transition's step: in the rollout (0 .. n_steps - 1) when
+                              ///< training, since the start of evaluate() there
   double episode_return = 0;  ///< undiscounted sum of its rewards
   std::size_t length = 0;     ///< its number of steps
   bool terminated = false;    ///< it reached a terminal state
@@ -470,7 +471,8 @@ class Ppo {
   /// The official evaluation (spec §6): `episodes` episodes of a copy of env with a copy of memory,
   /// one after the other (Rollout with one environment: memory reset with the environment at every
   /// episode start), acting with policy(), drawing from gen (which advances). Returns the episodes
-  /// (env 0); every episode must end (terminate or be truncated).
+  /// (env 0, step counted from the first step of the evaluation); every episode must end
+  /// (terminate or be truncated).
   template <class Env, class M, std::uniform_random_bit_generator G>
   requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(const Env& env, const M& memory, G& gen,
                                                                              std::size_t episodes) {
