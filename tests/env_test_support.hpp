@@ -155,4 +155,37 @@ Agreement agreement(Env env, const FiniteHmm& model, std::uint64_t seed, std::si
   return result;
 }
 
+/// Labelled histories (.history, .probability = p(h), .value = v(h)) against `samples` independent
+/// draws: count[i] of them drew history i, and value_sum[i] sums the values drawn with it. Every
+/// frequency must lie within Bernstein's half-width of p(h) and every mean within Hoeffding's of
+/// v(h) (values in an interval of width value_range), one union bound of 1e-6 over the 2N checks;
+/// a listed history never drawn counts as impossible (its mean cannot be checked).
+template <class History>
+Agreement history_agreement(const std::vector<History>& histories, const std::vector<double>& count,
+                            const std::vector<double>& value_sum, double samples, double value_range) {
+  Agreement result;
+  result.steps = static_cast<std::size_t>(samples);
+  const double delta = 1e-6 / (2.0 * static_cast<double>(histories.size()));
+  auto name = [&](const char* what, std::size_t i) {
+    std::ostringstream s;
+    s << what << " of history " << i << " (";
+    for (const auto y : histories[i].history) s << y;
+    s << ", " << count[i] << " draws)";
+    return s.str();
+  };
+  for (std::size_t i = 0; i < histories.size(); ++i) {
+    const double p = histories[i].probability;
+    const double frequency = std::abs(count[i] / samples - p) / bernstein_halfwidth(p, samples, delta);
+    if (frequency > result.worst) result.worst = frequency, result.worst_cell = name("frequency", i);
+    if (count[i] == 0.0) {
+      ++result.impossible;
+      continue;
+    }
+    const double mean =
+        std::abs(value_sum[i] / count[i] - histories[i].value) / hoeffding_halfwidth(value_range, count[i], delta);
+    if (mean > result.worst) result.worst = mean, result.worst_cell = name("mean value", i);
+  }
+  return result;
+}
+
 }  // namespace memtrace::test

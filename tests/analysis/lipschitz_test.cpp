@@ -24,11 +24,11 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// Every history of length n over |Y| observations, in Window<>(n, |Y|) index order (oldest
+/// Every history of length m over |Y| observations, in Window<>(m, |Y|) index order (oldest
 /// observation the most significant digit).
-std::vector<std::vector<Observation>> all_histories(std::size_t num_observations, std::size_t n) {
+std::vector<std::vector<Observation>> all_histories(std::size_t num_observations, std::size_t m) {
   std::vector<std::vector<Observation>> level{{}};
-  for (std::size_t length = 0; length < n; ++length) {
+  for (std::size_t length = 0; length < m; ++length) {
     std::vector<std::vector<Observation>> next;
     for (const auto& h : level)
       for (Observation y = 0; y < num_observations; ++y) {
@@ -111,12 +111,12 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
     const Eigen::VectorXd v = state_values(env, discount);
     for (const HistoryStart start : {HistoryStart::stationary, HistoryStart::initial}) {
       const Eigen::VectorXd prior = start == HistoryStart::stationary ? process.stationary() : env.model().initial();
-      for (std::size_t n = 1; n <= 4; ++n) {
-        INFO("|X| = " << env.num_states() << ", n = " << n << ", start " << static_cast<int>(start));
-        const auto histories = labelled_histories(env, n, discount, start);
+      for (std::size_t m = 1; m <= 4; ++m) {
+        INFO("|X| = " << env.num_states() << ", m = " << m << ", start " << static_cast<int>(start));
+        const auto histories = labelled_histories(env, m, discount, start);
         std::size_t next = 0;
         double total = 0.0, expected_total = 0.0;
-        for (const auto& h : all_histories(env.num_observations(), n)) {
+        for (const auto& h : all_histories(env.num_observations(), m)) {
           const auto [probability, value_sum] = test::path_sum(p, o, prior, v, h, process.terminal());
           if (probability <= 0.0) continue;  // omitted
           REQUIRE(next < histories.size());
@@ -136,7 +136,7 @@ TEST_CASE("Enumerated histories carry the belief value and probability of a brut
   check(three, 0.9);
   check(episodic, 0.9);
   // The terminal state emits only 1 or 2: a window ending in 0 is never terminal, one ending in 1 or
-  // 2 sometimes, and none ends in it surely, so all 3^n windows are listed with weights below p(h).
+  // 2 sometimes, and none ends in it surely, so all 3^m windows are listed with weights below p(h).
   CHECK(labelled_histories(episodic, 3, 0.9).size() == 27);
   // From the initial distribution (1, 0, 0) the first observation is 0: half the histories are gone.
   CHECK(labelled_histories(three, 3, 0.9, HistoryStart::initial).size() < 8);
@@ -154,12 +154,12 @@ TEST_CASE(
     "[lipschitz][terminal][monte_carlo]") {
   // Independent runs of the simulator, each RUN chain steps long (a terminal state is one step, the
   // reset the next, as in the restart chain; the observations run on across episodes), and at
-  // the end the last n observations and v(x_t) if x_t is not terminal: the frequency of a window is
+  // the end the last m observations and v(x_t) if x_t is not terminal: the frequency of a window is
   // p(h, x_t non-terminal), its mean value E[v(x_t) | h, x_t non-terminal].
   FiniteHmm env = test::episodic_hmm();
   const double discount = 0.9;
-  const std::size_t n = 2, runs = 40'000, run_length = 60;  // the chain mixes to ~1e-20 in 60 steps
-  const auto histories = labelled_histories(env, n, discount);
+  const std::size_t m = 2, runs = 40'000, run_length = 60;  // the chain mixes to ~1e-20 in 60 steps
+  const auto histories = labelled_histories(env, m, discount);
   REQUIRE(histories.size() == 9);
   const Eigen::VectorXd v = state_values(env, discount);
   const double lo = v.head(3).minCoeff(), hi = v.head(3).maxCoeff();
@@ -174,14 +174,10 @@ TEST_CASE(
     count[w] += 1.0;
     value_sum[w] += v[static_cast<Eigen::Index>(env.state())];
   }
-  const double delta = 1e-6 / 18.0;  // a union bound over the 9 frequencies and the 9 means
-  for (std::size_t w = 0; w < 9; ++w) {
-    const LabelledHistory& h = histories[w];
-    INFO("window " << h.history[0] << h.history[1] << ": " << count[w] << " samples");
-    CHECK(std::abs(count[w] / runs - h.probability) <= test::bernstein_halfwidth(h.probability, runs, delta));
-    REQUIRE(count[w] > 0.0);
-    CHECK(std::abs(value_sum[w] / count[w] - h.value) <= test::hoeffding_halfwidth(hi - lo, count[w], delta));
-  }
+  const test::Agreement agreement =
+      test::history_agreement(histories, count, value_sum, static_cast<double>(runs), hi - lo);
+  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound");
+  CHECK(agreement.ok());
 }
 
 TEST_CASE("labelled_histories leaves out the windows that end in a terminal state for sure", "[lipschitz][terminal]") {
@@ -218,21 +214,21 @@ TEST_CASE("a start state the chain never returns to keeps its value in histories
   CHECK(first[0].value != 0.0);
 }
 
-TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-n histories", "[lipschitz]") {
-  // Distinct length-n histories differ in win_n, so their traces are at least √2 (1 - 2λ) λ^{n-1}
+TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-m histories", "[lipschitz]") {
+  // Distinct length-m histories differ in win_m, so their traces are at least √2 (1 - 2λ) λ^{m-1}
   // apart: L <= (v_max - v_min) / that.
   const TwoStateHmm env(0.1, 0.35);
   const StationaryProcess process(env, 0.9);
-  for (std::size_t n = 1; n <= 5; ++n) {
-    const auto histories = labelled_histories(process, n);
+  for (std::size_t m = 1; m <= 5; ++m) {
+    const auto histories = labelled_histories(process, m);
     double lo = histories.front().value, hi = lo;
     for (const auto& h : histories) {
       lo = std::min(lo, h.value);
       hi = std::max(hi, h.value);
     }
     for (const double lambda : {0.05, 0.2, 1.0 / 3.0, 0.45}) {
-      INFO("n = " << n << ", lambda = " << lambda);
-      CHECK(minimal_lipschitz_constant(histories, lambda, 2) <= (hi - lo) / separation_bound(lambda, n) * (1 + 1e-12));
+      INFO("m = " << m << ", lambda = " << lambda);
+      CHECK(minimal_lipschitz_constant(histories, lambda, 2) <= (hi - lo) / separation_bound(lambda, m) * (1 + 1e-12));
     }
   }
 }

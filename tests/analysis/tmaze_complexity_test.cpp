@@ -141,14 +141,10 @@ TEST_CASE(
     }
   }
   const double lo = v.head(3).minCoeff(), hi = v.head(3).maxCoeff();
-  const double delta = 1e-6 / (2.0 * static_cast<double>(histories.size()));
-  for (std::size_t i = 0; i < histories.size(); ++i) {
-    const LabelledHistory& h = histories[i];
-    INFO("history " << i << " of length " << h.history.size() << ": " << count[i] << " samples");
-    CHECK(std::abs(count[i] / episodes - h.probability) <= test::bernstein_halfwidth(h.probability, episodes, delta));
-    REQUIRE(count[i] > 0.0);
-    CHECK(std::abs(value_sum[i] / count[i] - h.value) <= test::hoeffding_halfwidth(hi - lo, count[i], delta));
-  }
+  const test::Agreement agreement =
+      test::history_agreement(histories, count, value_sum, static_cast<double>(episodes), hi - lo);
+  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound");
+  CHECK(agreement.ok());
 }
 
 TEST_CASE("the T-maze: episode_histories and labelled_histories from `initial` agree until the episode ends",
