@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/files.hpp"
 #include "memtrace/vocabulary.hpp"
 
@@ -64,7 +65,9 @@ struct PomdpReward {
 ///   start[x]              = p(x_0 = x),
 ///   reward(u, x, x', y)   = R(u, x, x', y)  (0 where no entry applies; a cost if `costs`).
 /// Numbered entities ("states: 3") get the names "0", "1", ... and `*_named = false`.
-struct PomdpFile {
+/// (`PomdpFile` is `BasicPomdpFile<>`, a class template only for compile time: env/fwd.hpp.)
+template <class Lazy>
+struct BasicPomdpFile {
   std::vector<std::string> states, actions, observations;
   bool states_named = false, actions_named = false, observations_named = false;
   double discount = 1.0;
@@ -93,7 +96,7 @@ struct PomdpFile {
   /// The |X| x |Y| matrix (x', y) -> R(u, x, x', y). O(entries + cells the matching entries cover).
   [[nodiscard]] Eigen::MatrixXd reward_matrix(Action u, State x) const {
     check_indices("PomdpFile::reward_matrix", u, x);
-    Eigen::MatrixXd m = Eigen::MatrixXd::Zero(rows(), cols());
+    Matrix m = Matrix::Zero(rows(), cols());
     for (const PomdpReward& e : rewards)
       if ((e.action == pomdp_any || e.action == u) && (e.state == pomdp_any || e.state == x)) paint(m, e);
     return m;
@@ -122,7 +125,7 @@ struct PomdpFile {
       else
         both[e.action * n + e.state].push_back(i);
     }
-    Eigen::MatrixXd m(rows(), cols());
+    Matrix m(rows(), cols());
     for (std::size_t u = 0; u < na; ++u)
       for (std::size_t x = 0; x < n; ++x) {
         m.setZero();
@@ -135,15 +138,15 @@ struct PomdpFile {
           if (first < 0) break;
           paint(m, rewards[(*lists[first])[at[first]++]]);
         }
-        f(u, x, static_cast<const Eigen::MatrixXd&>(m));
+        f(u, x, static_cast<const Matrix&>(m));
       }
   }
 
   /// [u](x, x') = sum_y O(y | x', u) R(u, x, x', y): the reward of the transition x -> x' under u
   /// with the observation averaged out (|X| x |X| per action; a cost if `costs`).
   [[nodiscard]] std::vector<Eigen::MatrixXd> transition_rewards() const {
-    std::vector<Eigen::MatrixXd> r(num_actions(), Eigen::MatrixXd::Zero(rows(), rows()));
-    for_each_reward_matrix([&](std::size_t u, std::size_t x, const Eigen::MatrixXd& m) {
+    std::vector<Matrix> r(num_actions(), Matrix::Zero(rows(), rows()));
+    for_each_reward_matrix([&](std::size_t u, std::size_t x, const auto& m) {
       r[u].row(static_cast<Eigen::Index>(x)) = observation[u].cwiseProduct(m).rowwise().sum().transpose();
     });
     return r;
@@ -151,19 +154,19 @@ struct PomdpFile {
 
   /// (x, u) -> sum_{x', y} T(x' | x, u) O(y | x', u) R(u, x, x', y): the expected immediate reward.
   [[nodiscard]] Eigen::MatrixXd expected_rewards() const {
-    Eigen::MatrixXd r(rows(), static_cast<Eigen::Index>(num_actions()));
-    const std::vector<Eigen::MatrixXd> by_transition = transition_rewards();
+    Matrix r(rows(), static_cast<Eigen::Index>(num_actions()));
+    const std::vector<Matrix> by_transition = transition_rewards();
     for (std::size_t u = 0; u < num_actions(); ++u)
       r.col(static_cast<Eigen::Index>(u)) = transition[u].cwiseProduct(by_transition[u]).rowwise().sum();
     return r;
   }
 
   /// Exact equality of every member (matrices compared entry by entry).
-  friend bool operator==(const PomdpFile& a, const PomdpFile& b) {
-    const auto same = [](const Eigen::MatrixXd& p, const Eigen::MatrixXd& q) {
+  friend bool operator==(const BasicPomdpFile& a, const BasicPomdpFile& b) {
+    const auto same = [](const auto& p, const auto& q) {
       return p.rows() == q.rows() && p.cols() == q.cols() && (p.array() == q.array()).all();
     };
-    const auto same_all = [&](const std::vector<Eigen::MatrixXd>& p, const std::vector<Eigen::MatrixXd>& q) {
+    const auto same_all = [&](const auto& p, const auto& q) {
       if (p.size() != q.size()) return false;
       for (std::size_t i = 0; i < p.size(); ++i)
         if (!same(p[i], q[i])) return false;
@@ -177,6 +180,8 @@ struct PomdpFile {
   }
 
  private:
+  using Matrix = detail::lazy_t<Eigen::MatrixXd, Lazy>;  // Eigen::MatrixXd (env/fwd.hpp)
+
   [[nodiscard]] Eigen::Index rows() const noexcept { return static_cast<Eigen::Index>(num_states()); }
   [[nodiscard]] Eigen::Index cols() const noexcept { return static_cast<Eigen::Index>(num_observations()); }
 
@@ -186,7 +191,7 @@ struct PomdpFile {
   }
 
   /// Writes the entry's value into the cells (x', y) it covers (indices out of range cover nothing).
-  static void paint(Eigen::MatrixXd& m, const PomdpReward& e) {
+  static void paint(Matrix& m, const PomdpReward& e) {
     const Eigen::Index n = m.rows(), k = m.cols();
     if (e.next_state != pomdp_any && e.next_state >= static_cast<std::size_t>(n)) return;
     if (e.observation != pomdp_any && e.observation >= static_cast<std::size_t>(k)) return;
@@ -239,7 +244,8 @@ struct PomdpRowFault {
   double value;
 };
 
-[[nodiscard]] inline std::optional<PomdpRowFault> pomdp_row_fault(const Eigen::MatrixXd& m, std::size_t index) {
+template <class Lazy = void>
+[[nodiscard]] std::optional<PomdpRowFault> pomdp_row_fault(const lazy_t<Eigen::MatrixXd, Lazy>& m, std::size_t index) {
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
     double sum = 0.0;
     for (Eigen::Index c = 0; c < m.cols(); ++c) {
@@ -254,7 +260,8 @@ struct PomdpRowFault {
 }
 
 /// "T: listen: row of state tiger-left sums to 0.9, expected 1" and the like.
-[[nodiscard]] inline std::string pomdp_fault_text(const PomdpFile& file, char table, const PomdpRowFault& f) {
+template <class Lazy = void>
+[[nodiscard]] std::string pomdp_fault_text(const lazy_t<PomdpFile, Lazy>& file, char table, const PomdpRowFault& f) {
   const bool is_t = table == 'T';
   std::string text =
       message(table, ": ", file.actions[f.matrix], ": row of ", is_t ? "state " : "next state ", file.states[f.row]);
@@ -271,7 +278,8 @@ struct PomdpRowFault {
 /// write and read back: consistent sizes, valid unique names (or "0", "1", ... when numbered),
 /// a discount in [0, 1], distributions in start and every row of T and O, finite rewards whose
 /// indices are in range.
-inline void check_pomdp_file(const PomdpFile& file, const char* who) {
+template <class Lazy = void>
+void check_pomdp_file(const lazy_t<PomdpFile, Lazy>& file, const char* who) {
   const auto names = [&](const std::vector<std::string>& list, bool named, PomdpEntity kind) {
     const char* word = pomdp_entity_word(kind);
     if (list.empty()) invalid(who, ": there must be at least one ", word, ", got none");
@@ -304,7 +312,7 @@ inline void check_pomdp_file(const PomdpFile& file, const char* who) {
               pomdp_number(f->value), ", expected a number in [0, 1]");
     invalid(who, ": start sums to ", pomdp_number(f->value), ", expected 1");
   }
-  const auto tables = [&](const std::vector<Eigen::MatrixXd>& list, char table, Eigen::Index cols) {
+  const auto tables = [&](const auto& list, char table, Eigen::Index cols) {
     if (list.size() != file.num_actions())
       invalid(who, ": ", table == 'T' ? "transition" : "observation", " must hold one matrix per action (",
               file.num_actions(), "), got ", list.size());
@@ -333,12 +341,14 @@ inline void check_pomdp_file(const PomdpFile& file, const char* who) {
 }
 
 /// A recursive-descent parser of the grammar of pomdp-solve's docs/pomdp-file-grammar.html and
-/// its scanner (see docs/classic-pomdps.md); every error names file:line:column.
+/// its scanner (see docs/classic-pomdps.md); every error names file:line:column. (A class template
+/// only for compile time, docs/design.md.)
+template <class Lazy = void>
 class PomdpParser {
  public:
   PomdpParser(std::string_view text, std::string_view name) : text_(text), name_(name) {}
 
-  [[nodiscard]] PomdpFile parse() {
+  [[nodiscard]] BasicPomdpFile<Lazy> parse() {
     tokenize();
     parse_preamble();
     allocate();
@@ -361,7 +371,10 @@ class PomdpParser {
   std::string_view text_, name_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
-  PomdpFile file_;
+  using Matrix = lazy_t<Eigen::MatrixXd, Lazy>;  // Eigen::MatrixXd (env/fwd.hpp)
+  using Vector = lazy_t<Eigen::VectorXd, Lazy>;
+
+  BasicPomdpFile<Lazy> file_;
   std::unordered_map<std::string_view, std::size_t> lookup_[3];
   std::vector<std::size_t> t_set_, o_set_;  // per (u, x): the token of the last entry that wrote the row
 
@@ -609,9 +622,9 @@ class PomdpParser {
     number_names(PomdpEntity::action, file_.actions_named, na);
     number_names(PomdpEntity::observation, file_.observations_named, k);
     const auto rows = static_cast<Eigen::Index>(n), cols = static_cast<Eigen::Index>(k);
-    file_.start = Eigen::VectorXd::Constant(rows, 1.0 / static_cast<double>(n));  // no start line: uniform
-    file_.transition.assign(na, Eigen::MatrixXd::Zero(rows, rows));
-    file_.observation.assign(na, Eigen::MatrixXd::Zero(rows, cols));
+    file_.start = Vector::Constant(rows, 1.0 / static_cast<double>(n));  // no start line: uniform
+    file_.transition.assign(na, Matrix::Zero(rows, rows));
+    file_.observation.assign(na, Matrix::Zero(rows, cols));
     t_set_.assign(na * n, unset);
     o_set_.assign(na * n, unset);
   }
@@ -628,7 +641,7 @@ class PomdpParser {
     if (!peek_keyword("start")) return;
     const Token& head = next();
     const std::size_t n = file_.num_states();
-    Eigen::VectorXd& p = file_.start;
+    Vector& p = file_.start;
     if (peek_keyword("include") || peek_keyword("exclude")) {
       const bool include = next().text == "include";
       expect_colon(include ? "start include" : "start exclude");
@@ -733,7 +746,7 @@ class PomdpParser {
 
   /// Sets m_u(x, c) = value(x, c) for u in us and x in xs, remembering the entry in `set`.
   template <class Value>
-  void assign(std::vector<Eigen::MatrixXd>& tables, std::vector<std::size_t>& set, std::size_t head, std::size_t u,
+  void assign(std::vector<Matrix>& tables, std::vector<std::size_t>& set, std::size_t head, std::size_t u,
               std::size_t x, std::size_t c, Value value) {
     const std::size_t n = file_.num_states();
     const auto [u0, u1] = range(u, file_.num_actions());
@@ -878,7 +891,7 @@ class PomdpParser {
   // ---------------------------------------------------------------- semantics
   /// Every row of T and O must be a distribution; the message points at the last entry that wrote
   /// the row (its first token), or at the file when none did.
-  void check_rows(char table, const std::vector<Eigen::MatrixXd>& tables, const std::vector<std::size_t>& set) const {
+  void check_rows(char table, const std::vector<Matrix>& tables, const std::vector<std::size_t>& set) const {
     for (std::size_t u = 0; u < tables.size(); ++u)
       if (const auto f = pomdp_row_fault(tables[u], u)) {
         const std::string text = pomdp_fault_text(file_, table, *f);
@@ -890,7 +903,8 @@ class PomdpParser {
 };
 
 /// The whole content of the file at `path`; std::system_error if it cannot be opened or read.
-[[nodiscard]] inline std::string read_pomdp_text(const std::filesystem::path& path) {
+template <class Lazy = void>
+[[nodiscard]] std::string read_pomdp_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::system_error(errno, std::generic_category(), "read_pomdp: cannot open " + path.string());
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -905,7 +919,8 @@ struct PomdpRewardRun {
   std::size_t length;
 };
 
-[[nodiscard]] inline PomdpRewardRun pomdp_reward_run(const PomdpFile& file, std::size_t i) {
+template <class Lazy = void>
+[[nodiscard]] PomdpRewardRun pomdp_reward_run(const lazy_t<PomdpFile, Lazy>& file, std::size_t i) {
   const std::vector<PomdpReward>& r = file.rewards;
   const std::size_t n = file.num_states(), k = file.num_observations();
   const auto run = [&](std::size_t length, bool matrix) {
@@ -927,13 +942,15 @@ struct PomdpRewardRun {
 /// Parses the text of a .pomdp file. `name` (a file name) starts every error message, which is a
 /// std::invalid_argument of the form "name:line:column: what was expected, found what". A model
 /// that parses but is not stochastic is refused naming the row (and the entry that last set it).
-[[nodiscard]] inline PomdpFile parse_pomdp(std::string_view text, std::string_view name = "<string>") {
-  return detail::PomdpParser(text, name).parse();
+template <class Lazy = void>
+[[nodiscard]] PomdpFile parse_pomdp(std::string_view text, std::string_view name = "<string>") {
+  return detail::PomdpParser<>(text, name).parse();
 }
 
 /// Reads a .pomdp file (std::system_error if it cannot be read; std::invalid_argument naming
 /// path:line:column if it is malformed).
-[[nodiscard]] inline PomdpFile read_pomdp(const std::filesystem::path& path) {
+template <class Lazy = void>
+[[nodiscard]] PomdpFile read_pomdp(const std::filesystem::path& path) {
   return parse_pomdp(detail::read_pomdp_text(path), path.string());
 }
 
@@ -942,7 +959,8 @@ struct PomdpRewardRun {
 /// and O as one matrix per action, the reward entries in order (rows and matrices of the file as
 /// such, other entries one a line). Throws std::invalid_argument if `file` is not a valid model
 /// (see detail::check_pomdp_file).
-[[nodiscard]] inline std::string format_pomdp(const PomdpFile& file) {
+template <class Lazy = void>
+[[nodiscard]] std::string format_pomdp(const detail::lazy_t<PomdpFile, Lazy>& file) {
   detail::check_pomdp_file(file, "format_pomdp");
   std::string out = "# written by memtrace::format_pomdp\n";
   const auto list = [&](const char* head, const std::vector<std::string>& names, bool named) {
@@ -963,7 +981,7 @@ struct PomdpRewardRun {
   out += "start:";
   for (Eigen::Index x = 0; x < file.start.size(); ++x) out += ' ' + detail::pomdp_number(file.start[x]);
   out += '\n';
-  const auto matrices = [&](char table, const std::vector<Eigen::MatrixXd>& tables) {
+  const auto matrices = [&](char table, const auto& tables) {
     for (std::size_t u = 0; u < tables.size(); ++u) {
       out += '\n';
       out += table;
@@ -1007,7 +1025,8 @@ struct PomdpRewardRun {
 /// Writes format_pomdp(file) to `path` atomically: into a temporary file beside it, then renamed
 /// over it, so that a reader never sees half a model and a failed write leaves `path` as it was.
 /// Throws std::invalid_argument (invalid model: nothing is written) or std::system_error.
-inline void write_pomdp(const PomdpFile& file, const std::filesystem::path& path) {
+template <class Lazy = void>
+void write_pomdp(const detail::lazy_t<PomdpFile, Lazy>& file, const std::filesystem::path& path) {
   detail::write_text_atomically(path, format_pomdp(file));
 }
 

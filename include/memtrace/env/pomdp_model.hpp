@@ -33,25 +33,27 @@ inline constexpr const char* pomdp_hmm_action = "step";
 /// the reward R(u, x, x', y) of any observation y that can be emitted (all equal). The format has
 /// no terminal states: the model is continuing. Rows are checked with pomdp_file_tolerance, as the
 /// file was. Throws std::invalid_argument if `file` is not a valid model.
-[[nodiscard]] inline FinitePomdp to_finite_pomdp(const PomdpFile& file) {
+template <class Lazy = void>
+[[nodiscard]] FinitePomdp to_finite_pomdp(const detail::lazy_t<PomdpFile, Lazy>& file) {
   detail::check_pomdp_file(file, "to_finite_pomdp");
   const auto n = static_cast<Eigen::Index>(file.num_states());
   const auto k = static_cast<Eigen::Index>(file.num_observations());
   const std::size_t actions = file.num_actions();
   const double sign = file.costs ? -1.0 : 1.0;
 
-  FinitePomdp::Matrices m;
+  using Matrix = detail::lazy_t<Eigen::MatrixXd, Lazy>;  // Eigen::MatrixXd (env/fwd.hpp)
+  typename BasicFinitePomdp<Lazy>::Matrices m;
   m.tolerance = pomdp_file_tolerance;
   m.initial = file.start;
   bool same_emissions = true;
   for (std::size_t u = 1; u < actions; ++u)
     same_emissions = same_emissions && (file.observation[u].array() == file.observation[0].array()).all();
   for (std::size_t u = 0; u < (same_emissions ? 1 : actions); ++u) {
-    Eigen::MatrixXd o = Eigen::MatrixXd::Zero(n, k + 1);
+    Matrix o = Matrix::Zero(n, k + 1);
     o.leftCols(k) = file.observation[u];
     m.emissions.push_back(std::move(o));
   }
-  m.initial_emission = Eigen::MatrixXd::Zero(n, k + 1);
+  m.initial_emission = Matrix::Zero(n, k + 1);
   m.initial_emission.col(k).setOnes();
   for (std::size_t u = 0; u < actions; ++u)
     m.transitions.push_back(SparseMatrix(file.transition[u].sparseView(1.0, 0.0)));
@@ -60,9 +62,9 @@ inline constexpr const char* pomdp_hmm_action = "step";
   // them depends on the observation.
   std::vector<std::vector<Eigen::Triplet<double>>> by_transition(actions), by_observation(actions);
   bool depends_on_observation = false;
-  file.for_each_reward_matrix([&](std::size_t u, std::size_t x, const Eigen::MatrixXd& r) {
-    const Eigen::MatrixXd& t = file.transition[u];
-    const Eigen::MatrixXd& o = file.observation[u];
+  file.for_each_reward_matrix([&](std::size_t u, std::size_t x, const auto& r) {
+    const auto& t = file.transition[u];
+    const auto& o = file.observation[u];
     const auto row = static_cast<Eigen::Index>(x);
     for (Eigen::Index next = 0; next < n; ++next) {
       if (t(row, next) == 0.0) continue;
@@ -85,15 +87,16 @@ inline constexpr const char* pomdp_hmm_action = "step";
     r.setFromTriplets(entries.begin(), entries.end());
     m.rewards.push_back(std::move(r));
   }
-  return FinitePomdp(std::move(m));
+  return BasicFinitePomdp<Lazy>(std::move(m));
 }
 
 namespace detail {
 
 /// The parts of a PomdpFile that do not depend on where the model came from: numbered states,
 /// actions and observations, the discount, `values: reward`.
-[[nodiscard]] inline PomdpFile numbered_pomdp_file(std::size_t states, std::size_t actions, std::size_t observations,
-                                                   double discount) {
+template <class Lazy = void>
+[[nodiscard]] PomdpFile numbered_pomdp_file(std::size_t states, std::size_t actions, std::size_t observations,
+                                            double discount) {
   PomdpFile file;
   for (std::size_t x = 0; x < states; ++x) file.states.push_back(std::to_string(x));
   for (std::size_t u = 0; u < actions; ++u) file.actions.push_back(std::to_string(u));
@@ -104,9 +107,11 @@ namespace detail {
 
 /// T(. | x) as a dense matrix, a terminal state's row replaced by `initial` (the restart chain the
 /// exact analysis uses, StationaryProcess).
-[[nodiscard]] inline Eigen::MatrixXd restart_chain(const SparseMatrix& transition, const Eigen::VectorXd& initial,
-                                                   const std::vector<bool>& terminal) {
-  Eigen::MatrixXd t(transition);
+template <class Lazy = void>
+[[nodiscard]] Eigen::MatrixXd restart_chain(const lazy_t<SparseMatrix, Lazy>& transition,
+                                            const lazy_t<Eigen::VectorXd, Lazy>& initial,
+                                            const std::vector<bool>& terminal) {
+  lazy_t<Eigen::MatrixXd, Lazy> t(transition);
   for (Eigen::Index x = 0; x < t.rows(); ++x)
     if (terminal[static_cast<std::size_t>(x)]) t.row(x) = initial.transpose();
   return t;
@@ -126,7 +131,8 @@ namespace detail {
 /// Rewards are written as entries R: u : x : x' : * (or : y when they depend on the observation),
 /// one per nonzero reward of a step that can happen. Throws std::invalid_argument for a discount
 /// outside [0, 1].
-[[nodiscard]] inline PomdpFile to_pomdp_file(const FinitePomdp& pomdp, double discount) {
+template <class Lazy = void>
+[[nodiscard]] PomdpFile to_pomdp_file(const detail::lazy_t<FinitePomdp, Lazy>& pomdp, double discount) {
   const std::size_t n = pomdp.num_states(), actions = pomdp.num_actions();
   std::size_t k = pomdp.num_observations();
   const auto last = static_cast<Eigen::Index>(k - 1);
@@ -140,7 +146,7 @@ namespace detail {
   for (std::size_t u = 0; u < actions; ++u) {
     file.transition.push_back(detail::restart_chain(pomdp.transition(u), pomdp.initial(), pomdp.terminal()));
     file.observation.push_back(pomdp.emission(u).leftCols(static_cast<Eigen::Index>(k)));
-    const Eigen::MatrixXd& o = pomdp.emission(u);
+    const auto& o = pomdp.emission(u);
     for (Eigen::Index x = 0; x < static_cast<Eigen::Index>(n); ++x) {
       if (pomdp.terminal()[static_cast<std::size_t>(x)]) continue;  // the restart pays nothing
       for (SparseMatrix::InnerIterator it(pomdp.transition(u), x); it; ++it) {
@@ -167,7 +173,8 @@ namespace detail {
 /// continue with `initial` (reward 0) and the first observation's own emission is dropped: read
 /// back, the model emits to_finite_pomdp's `start` at reset instead of y_0 ~ emission(x_0, .).
 /// Throws std::invalid_argument for a discount outside [0, 1].
-[[nodiscard]] inline PomdpFile to_pomdp_file(const FiniteHmm& hmm, double discount) {
+template <class Lazy = void>
+[[nodiscard]] PomdpFile to_pomdp_file(const detail::lazy_t<FiniteHmm, Lazy>& hmm, double discount) {
   const std::size_t n = hmm.num_states(), k = hmm.num_observations();
   PomdpFile file = detail::numbered_pomdp_file(n, 1, k, discount);
   file.actions = {pomdp_hmm_action};

@@ -32,7 +32,8 @@ struct Provenance {
 };
 
 /// The command line as one string, arguments separated by spaces (quoted where they hold a space).
-[[nodiscard]] inline std::string command_line(int argc, const char* const* argv) {
+template <class Lazy = void>
+[[nodiscard]] std::string command_line(int argc, const char* const* argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg(argv[i]);
@@ -49,7 +50,8 @@ struct Provenance {
 }
 
 /// The memtrace versions named in the provenance blocks of `dir` (empty if it has none).
-[[nodiscard]] inline std::vector<std::string> provenance_versions(const std::filesystem::path& dir) {
+template <class Lazy = void>
+[[nodiscard]] std::vector<std::string> provenance_versions(const std::filesystem::path& dir) {
   std::vector<std::string> versions;
   std::ifstream in(dir / provenance_file_name);
   for (std::string line; std::getline(in, line);)
@@ -60,8 +62,8 @@ struct Provenance {
 /// Throws std::runtime_error naming the folder if one of `folders` holds results of another memtrace
 /// version than this one (per its provenance.txt) and `allow_other_version` is false: merging
 /// shards of two versions would summarize them together.
-inline void check_provenance_versions(const std::vector<std::filesystem::path>& folders,
-                                      bool allow_other_version = false) {
+template <class Lazy = void>
+void check_provenance_versions(const std::vector<std::filesystem::path>& folders, bool allow_other_version = false) {
   if (allow_other_version) return;
   for (const auto& folder : folders)
     for (const std::string& v : provenance_versions(folder))
@@ -75,7 +77,8 @@ inline void check_provenance_versions(const std::vector<std::filesystem::path>& 
 /// std::runtime_error, before writing anything, if the folder already holds results of another
 /// memtrace version and `allow_other_version` is false: results of two versions in one folder
 /// would be summarized together.
-inline void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
+template <class Lazy = void>
+void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
   for (const std::string& v : provenance_versions(dir))
     if (v != p.version && !allow_other_version)
       throw std::runtime_error("record_provenance: " + (dir / provenance_file_name).string() +

@@ -114,7 +114,8 @@ class FileDescriptor {
 };
 
 /// The whole content of an open file.
-[[nodiscard]] inline std::string read_whole(int fd, const std::filesystem::path& path) {
+template <class Lazy = void>
+[[nodiscard]] std::string read_whole(int fd, const std::filesystem::path& path) {
   std::string content;
   char buffer[1 << 16];
   for (off_t offset = 0;;) {
@@ -127,7 +128,8 @@ class FileDescriptor {
   }
 }
 
-[[nodiscard]] inline std::vector<std::string> split_fields(std::string_view line) {
+template <class Lazy = void>
+[[nodiscard]] std::vector<std::string> split_fields(std::string_view line) {
   std::vector<std::string> fields;
   for (std::size_t start = 0;;) {
     const std::size_t comma = line.find(',', start);
@@ -137,7 +139,8 @@ class FileDescriptor {
   }
 }
 
-[[nodiscard]] inline std::string join_fields(const std::vector<std::string>& fields, std::size_t count) {
+template <class Lazy = void>
+[[nodiscard]] std::string join_fields(const std::vector<std::string>& fields, std::size_t count) {
   std::string joined;
   for (std::size_t c = 0; c < count; ++c) {
     if (c > 0) joined += ',';
@@ -152,8 +155,9 @@ class FileDescriptor {
 }
 
 /// "(setting=0, seed=1)": a run's key with its column names, for messages.
-[[nodiscard]] inline std::string key_text(const std::vector<std::string>& header, const std::vector<std::string>& row,
-                                          std::size_t key_columns) {
+template <class Lazy = void>
+[[nodiscard]] std::string key_text(const std::vector<std::string>& header, const std::vector<std::string>& row,
+                                   std::size_t key_columns) {
   std::string text = "(";
   for (std::size_t c = 0; c < key_columns; ++c) {
     if (c > 0) text += ", ";
@@ -164,7 +168,8 @@ class FileDescriptor {
 
 /// Splits complete lines (content up to and including its last '\n') into the header (the first
 /// line) and rows, each of which must have as many fields as the header.
-[[nodiscard]] inline CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
+template <class Lazy = void>
+[[nodiscard]] CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
   CsvTable table;
   std::size_t line_number = 0;
   for (std::size_t start = 0; start < complete.size();) {
@@ -187,9 +192,9 @@ class FileDescriptor {
 /// The keys (first key_columns fields, joined) of the rows of a table read from `path`; throws,
 /// naming the file, both lines and the key, if a key repeats (rows are lines 2, 3, ...): a run
 /// must be in a results file once, and a file concatenated by hand must not pass for a sweep's.
-[[nodiscard]] inline std::unordered_set<std::string> unique_keys(const CsvTable& table, std::size_t key_columns,
-                                                                 const std::filesystem::path& path,
-                                                                 std::string_view who) {
+template <class Lazy = void>
+[[nodiscard]] std::unordered_set<std::string> unique_keys(const CsvTable& table, std::size_t key_columns,
+                                                          const std::filesystem::path& path, std::string_view who) {
   std::unordered_set<std::string> keys;
   keys.reserve(table.rows.size());
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
@@ -209,7 +214,8 @@ class FileDescriptor {
 /// '\n', left by a crash) is ignored; the file is not modified. With key_columns > 0, the first
 /// key_columns columns identify a run, and a key that repeats is refused (std::invalid_argument
 /// naming the file, both lines and the key).
-[[nodiscard]] inline CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
+template <class Lazy = void>
+[[nodiscard]] CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
   const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
   const std::string content = detail::read_whole(file.get(), path);
@@ -233,14 +239,16 @@ class FileDescriptor {
 ///
 /// append and contains may be called from several threads. The file is locked (flock) while the
 /// object lives: a second ResultsCsv on the same file, in this or another process, throws.
-class ResultsCsv {
+/// (`ResultsCsv` is `BasicResultsCsv<>`, a class template only for compile time: docs/design.md.)
+template <class Lazy = void>
+class BasicResultsCsv {
  public:
   /// Whether each row is flushed to the disk before append returns (fdatasync). Without it, a
   /// row survives a crash of the program but not necessarily one of the machine.
   enum class Sync { none, each_row };
 
-  ResultsCsv(std::filesystem::path path, std::vector<std::string> header, std::size_t key_columns,
-             Sync sync = Sync::none)
+  BasicResultsCsv(std::filesystem::path path, std::vector<std::string> header, std::size_t key_columns,
+                  Sync sync = Sync::none)
       : path_(std::move(path)),
         header_(std::move(header)),
         key_columns_(key_columns),
@@ -255,8 +263,8 @@ class ResultsCsv {
     load();
   }
 
-  ResultsCsv(const ResultsCsv&) = delete;
-  ResultsCsv& operator=(const ResultsCsv&) = delete;
+  BasicResultsCsv(const BasicResultsCsv&) = delete;
+  BasicResultsCsv& operator=(const BasicResultsCsv&) = delete;
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   [[nodiscard]] const std::vector<std::string>& header() const noexcept { return header_; }
@@ -377,5 +385,7 @@ class ResultsCsv {
   std::size_t size_ = 0;  // bytes of complete lines in the file
   bool dropped_partial_line_ = false;
 };
+
+using ResultsCsv = BasicResultsCsv<>;
 
 }  // namespace memtrace

@@ -80,7 +80,8 @@ class Shard {
 /// Reads a shard spec "I/N" (two decimal integers, 0 <= I < N, nothing else). Throws
 /// std::invalid_argument whose message starts with `flag` (the command-line flag or file the text
 /// came from) and quotes the text.
-[[nodiscard]] inline Shard parse_shard(std::string_view text, std::string_view flag = "parse_shard") {
+template <class Lazy = void>
+[[nodiscard]] Shard parse_shard(std::string_view text, std::string_view flag = "parse_shard") {
   const auto number = [](std::string_view digits, std::size_t& value) {
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
@@ -112,7 +113,8 @@ void label_folder(const std::filesystem::path& path, std::string_view text, Refu
   if (existing != text) refuse(existing);
 }
 
-[[nodiscard]] inline std::string shard_name(const Shard& shard) {
+template <class Lazy = void>
+[[nodiscard]] std::string shard_name(const Shard& shard) {
   return shard.whole() ? std::string("the whole sweep") : "shard " + shard.to_string();
 }
 
@@ -120,7 +122,8 @@ void label_folder(const std::filesystem::path& path, std::string_view text, Refu
 
 /// The shard whose runs the results folder `dir` holds: the one in its shard.txt, or the whole
 /// sweep if it has none.
-[[nodiscard]] inline Shard read_shard_file(const std::filesystem::path& dir) {
+template <class Lazy = void>
+[[nodiscard]] Shard read_shard_file(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / shard_file_name;
   if (!std::filesystem::exists(path)) return Shard{};
   const std::string text = detail::read_text(path);
@@ -143,9 +146,9 @@ void label_folder(const std::filesystem::path& path, std::string_view text, Refu
 ///   labels it, and one with another experiment or shard is refused like a later one would be.
 /// Refusals throw std::invalid_argument naming the folder and what it holds; nothing is written
 /// then.
-inline void prepare_results_folder(const std::filesystem::path& dir, std::string_view description,
-                                   const Shard& shard = {},
-                                   const std::vector<std::string>& results_files = {"runs.csv"}) {
+template <class Lazy = void>
+void prepare_results_folder(const std::filesystem::path& dir, std::string_view description, const Shard& shard = {},
+                            const std::vector<std::string>& results_files = {"runs.csv"}) {
   namespace fs = std::filesystem;
   if (fs::exists(dir) && !fs::is_directory(dir)) detail::invalid(dir.string(), " is a file, not a folder");
   const fs::path experiment = dir / experiment_file_name;
@@ -201,7 +204,8 @@ struct MergeSpec {
 
 namespace detail {
 
-inline void check_merge_spec(const MergeSpec& spec) {
+template <class Lazy = void>
+void check_merge_spec(const MergeSpec& spec) {
   if (spec.header.empty()) invalid("merge_shards: spec.header must have at least one column, got none");
   if (spec.key_columns < 1 || spec.key_columns > spec.header.size())
     invalid("merge_shards: spec.key_columns must be in [1, ", spec.header.size(), "], got ", spec.key_columns);
@@ -212,8 +216,9 @@ inline void check_merge_spec(const MergeSpec& spec) {
 }
 
 /// "a/runs.csv line 5 (shard 0/3)", for messages.
-[[nodiscard]] inline std::string source_name(const std::filesystem::path& folder, const MergeSpec& spec,
-                                             std::size_t line, const Shard& shard) {
+template <class Lazy = void>
+[[nodiscard]] std::string source_name(const std::filesystem::path& folder, const MergeSpec& spec, std::size_t line,
+                                      const Shard& shard) {
   return (folder / spec.results_file).string() + " line " + std::to_string(line) + " (" + shard_name(shard) + ")";
 }
 
@@ -228,7 +233,8 @@ inline void check_merge_spec(const MergeSpec& spec) {
 /// are left out, as a re-run on one machine leaves them out. Nothing is written. Returns
 /// spec.header and the rows of spec.keys, in that order, as the shards wrote them; refusals throw
 /// std::invalid_argument.
-[[nodiscard]] inline CsvTable merge_shards(std::span<const std::filesystem::path> folders, const MergeSpec& spec) {
+template <class Lazy = void>
+[[nodiscard]] CsvTable merge_shards(std::span<const std::filesystem::path> folders, const MergeSpec& spec) {
   namespace fs = std::filesystem;
   detail::check_merge_spec(spec);
   if (folders.empty()) detail::invalid("merge_shards: no folders to merge");
@@ -322,7 +328,8 @@ inline void check_merge_spec(const MergeSpec& spec) {
 /// experiment or a shard), then appends to out/spec.results_file each merged row it does not hold
 /// yet. A row `out` already holds must be identical (so that merging again changes nothing);
 /// otherwise std::invalid_argument names the run. Returns the number of rows appended.
-inline std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merged, const MergeSpec& spec) {
+template <class Lazy = void>
+std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merged, const MergeSpec& spec) {
   detail::check_merge_spec(spec);
   if (merged.header != spec.header) detail::invalid("write_merged: the merged table's header is not spec.header");
   prepare_results_folder(out, spec.description, Shard{}, {spec.results_file});
@@ -351,8 +358,9 @@ inline std::size_t write_merged(const std::filesystem::path& out, const CsvTable
 
 /// merge_shards, then write_merged into `out`: the shards' folders merged into one folder that
 /// holds the whole sweep's runs, as if it had run on one machine. Returns the merged table.
-inline CsvTable merge_shards_into(const std::filesystem::path& out, std::span<const std::filesystem::path> folders,
-                                  const MergeSpec& spec) {
+template <class Lazy = void>
+CsvTable merge_shards_into(const std::filesystem::path& out, std::span<const std::filesystem::path> folders,
+                           const MergeSpec& spec) {
   CsvTable merged = merge_shards(folders, spec);
   (void)write_merged(out, merged, spec);
   return merged;
