@@ -35,26 +35,26 @@ namespace detail {
   if (detail::checked_mul(m, ny) == 0 || m * ny > (std::size_t{1} << 16))
     detail::invalid(who, ": m|Y| with m = ", m, " and |Y| = ", ny,
                     " weights exceed 65536 (a dense m|Y| x m|Y| matrix)");
-  const SparseMatrix& p = process.transition();
-  const Eigen::MatrixXd& o = process.emission();
-  const Eigen::VectorXd& mu = process.stationary();
+  const auto& p = process.transition();
+  const auto& o = process.emission();
+  const auto& mu = process.stationary();
   const Eigen::Index n = mu.size(), k = o.cols();
   const auto blocks = static_cast<Eigen::Index>(m);
-  const Eigen::VectorXd& omega = process.relative_weights();
-  const detail::ColumnSparse pt = detail::ColumnSparse(p).transpose();
+  const auto& omega = process.relative_weights();
+  const detail::lazy_t<detail::ColumnSparse, decltype(process)> pt = detail::ColumnSparse(p).transpose();
 
   // P^i g for i = 0 .. m - 1, as the columns of an |X| x m matrix.
-  const auto powers_of = [&](const Eigen::VectorXd& g) {
+  const auto powers_of = [&](const auto& g) {
     Eigen::MatrixXd u(n, blocks);
     u.col(0) = g;
     for (Eigen::Index i = 1; i < blocks; ++i) u.col(i) = p * u.col(i - 1);
     return u;
   };
-  std::vector<Eigen::MatrixXd> lagged(m);  // W_l = (P^l)ᵀ D_μ O
+  std::vector<detail::lazy_t<Eigen::MatrixXd, decltype(process)>> lagged(m);  // W_l = (P^l)ᵀ D_μ O
   lagged[0] = mu.asDiagonal() * o;
   for (std::size_t l = 1; l < m; ++l) lagged[l] = pt * lagged[l - 1];
   // E[g(x_t) e_{y_{t-i}} e_{y_{t-j}}ᵀ] for all i, j, from u = powers_of(g).
-  const auto lag_moments = [&](const Eigen::MatrixXd& u, Eigen::Index rows) {
+  const auto lag_moments = [&](const auto& u, Eigen::Index rows) {
     Eigen::MatrixXd out = Eigen::MatrixXd::Zero(rows * k, rows * k);
     for (Eigen::Index i = 0; i < rows; ++i) {
       out.block(i * k, i * k, k, k).diagonal() = o.transpose() * u.col(i).cwiseProduct(mu);
@@ -66,7 +66,7 @@ namespace detail {
     }
     return out;
   };
-  const auto lag_vector = [&](const Eigen::VectorXd& g) {
+  const auto lag_vector = [&](const auto& g) {
     const Eigen::MatrixXd u = powers_of(g);
     Eigen::VectorXd out(blocks * k);
     for (Eigen::Index i = 0; i < blocks; ++i) out.segment(i * k, k) = o.transpose() * u.col(i).cwiseProduct(mu);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/vocabulary.hpp"
 
@@ -73,7 +74,8 @@ template <class Sparse>
 template <class Lu = Eigen::SparseLU<ColumnSparse, Eigen::NaturalOrdering<int>>>
 class ShiftedSolver {
  public:
-  ShiftedSolver(const SparseMatrix& p, const Ordering& ordering, double s, const char* who, const char* what)
+  ShiftedSolver(const lazy_t<SparseMatrix, Lu>& p, const lazy_t<Ordering, Lu>& ordering, double s, const char* who,
+                const char* what)
       : ordering_(&ordering) {
     ColumnSparse a = identity_minus(p, s) * ordering.inverse();
     a.makeCompressed();
@@ -89,7 +91,7 @@ class ShiftedSolver {
   }
 
  private:
-  const Ordering* ordering_;
+  const lazy_t<Ordering, Lu>* ordering_;
   Lu lu_;
 };
 
@@ -240,7 +242,9 @@ class StationaryProcess {
     detail::check_discount(who, discount);
     const auto& model = env.model();
     emission_ = detail::to_dense(model.emission());
-    SparseMatrix p = detail::to_sparse(model.transition());
+    // Sparse expressions on types that depend on E: compiled where a StationaryProcess is built.
+    using Sparse = detail::lazy_t<SparseMatrix, E>;
+    Sparse p = detail::to_sparse(model.transition());
     rewards_ = model.expected_rewards();
     initial_ = model.initial();
     const Eigen::Index n = p.rows();
@@ -261,7 +265,7 @@ class StationaryProcess {
           if (initial_[y] > 0.0) chain.emplace_back(x, y, initial_[y]);
         continue;
       }
-      for (SparseMatrix::InnerIterator it(p, x); it; ++it) {
+      for (typename Sparse::InnerIterator it(p, x); it; ++it) {
         chain.emplace_back(x, it.col(), it.value());
         if (!terminal_[static_cast<std::size_t>(it.col())]) bootstrap.emplace_back(x, it.col(), it.value());
       }
@@ -271,7 +275,7 @@ class StationaryProcess {
     bootstrap_.resize(n, n);
     bootstrap_.setFromTriplets(bootstrap.begin(), bootstrap.end());
     stationary_ = stationary_distribution(transition_);
-    continuation_ = bootstrap_ * Eigen::VectorXd::Ones(n);
+    continuation_ = static_cast<const Sparse&>(bootstrap_) * Eigen::VectorXd::Ones(n);
     weights_ = stationary_;
     for (Eigen::Index x = 0; x < n; ++x)
       if (terminal_[static_cast<std::size_t>(x)]) weights_[x] = 0.0;

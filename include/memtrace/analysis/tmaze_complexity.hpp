@@ -45,14 +45,14 @@ requires FiniteModel<E>
     const E& env, double discount, std::size_t max_length, std::size_t max_histories = std::size_t{1} << 20,
     std::size_t max_observations = default_max_history_observations) {
   constexpr const char* who = "episode_histories";
-  const Eigen::VectorXd values = state_values(env, discount);  // checks discount
+  const detail::lazy_t<Eigen::VectorXd, E> values = state_values(env, discount);  // checks discount
   const auto& model = env.model();
-  const SparseMatrix pt = SparseMatrix(detail::to_sparse(model.transition()).transpose());
-  const Eigen::MatrixXd o = detail::to_dense(model.emission());
+  const detail::lazy_t<SparseMatrix, E> pt = SparseMatrix(detail::to_sparse(model.transition()).transpose());
+  const detail::lazy_t<Eigen::MatrixXd, E> o = detail::to_dense(model.emission());
   const Eigen::MatrixXd initial = detail::to_dense(model.initial());
   const Eigen::Index n = pt.rows();
   std::vector<bool> terminal(static_cast<std::size_t>(n), false);
-  Eigen::VectorXd live = Eigen::VectorXd::Ones(n);  // 0 at terminal states
+  detail::lazy_t<Eigen::VectorXd, E> live = Eigen::VectorXd::Ones(n);  // 0 at terminal states
   if constexpr (requires { model.terminal(); }) {
     const auto& flags = model.terminal();
     for (std::size_t x = 0; x < flags.size() && static_cast<Eigen::Index>(x) < n; ++x)

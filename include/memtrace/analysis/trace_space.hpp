@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "memtrace/analysis/trace_geometry.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
@@ -35,13 +36,14 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
 /// k = 1, …, |Y| - 1. For |Y| = 3 the vertices e_0, e_1, e_2 land on an upright equilateral triangle
 /// (e_0 bottom left, e_1 bottom right, e_2 on top); for |Y| = 4, e_3 sits above that triangle.
 /// Refuses |Y| > 2^15 (a dense basis of 8 GB); trace_space_coordinates never forms it.
-[[nodiscard]] inline Eigen::MatrixXd trace_space_basis(std::size_t num_observations) {
+template <class Lazy = void>
+[[nodiscard]] Eigen::MatrixXd trace_space_basis(std::size_t num_observations) {
   detail::check_trace_space_observations("trace_space_basis", num_observations);
   if (num_observations > (std::size_t{1} << 15))
     detail::invalid("trace_space_basis: num_observations must be at most 32768 (a dense |Y| x (|Y| - 1) basis), got ",
                     num_observations);
   const auto n = static_cast<Eigen::Index>(num_observations);
-  Eigen::MatrixXd u = Eigen::MatrixXd::Zero(n, n - 1);
+  detail::lazy_t<Eigen::MatrixXd, Lazy> u = Eigen::MatrixXd::Zero(n, n - 1);
   for (Eigen::Index k = 1; k < n; ++k) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(k) * static_cast<double>(k + 1));
     u.col(k - 1).head(k).setConstant(-scale);
@@ -54,10 +56,11 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
 /// eq:subspace, in the coordinates of trace_space_basis: the (|Y| - 1) × N matrix uᵀz, computed with
 /// running sums in O(|Y| N). The centre of the simplex, 1/|Y|, maps to 0; on each subspace
 /// Σ_i z_i = const the map is an isometry.
-[[nodiscard]] inline Eigen::MatrixXd trace_space_coordinates(const Eigen::MatrixXd& traces) {
+template <class Lazy = void>
+[[nodiscard]] Eigen::MatrixXd trace_space_coordinates(const detail::lazy_t<Eigen::MatrixXd, Lazy>& traces) {
   detail::check_trace_space_observations("trace_space_coordinates", static_cast<std::size_t>(traces.rows()));
   const Eigen::Index n = traces.rows();
-  Eigen::MatrixXd c(n - 1, traces.cols());
+  detail::lazy_t<Eigen::MatrixXd, Lazy> c(n - 1, traces.cols());
   for (Eigen::Index j = 0; j < traces.cols(); ++j) {
     double older = 0.0;  // Σ_{i<k} z_i
     for (Eigen::Index k = 1; k < n; ++k) {
@@ -72,8 +75,9 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
 /// The number of boxes [k_i ε - o_i, (k_i + 1) ε - o_i) (integers k_i) of the grid of side ε shifted
 /// by -offset that hold at least one of the points (columns). Counted with a hash set of the
 /// integer box coordinates. An empty offset means 0.
-[[nodiscard]] inline std::size_t count_boxes(const Eigen::MatrixXd& points, double epsilon,
-                                             const Eigen::VectorXd& offset = {}) {
+template <class Lazy = void>
+[[nodiscard]] std::size_t count_boxes(const detail::lazy_t<Eigen::MatrixXd, Lazy>& points, double epsilon,
+                                      const detail::lazy_t<Eigen::VectorXd, Lazy>& offset = {}) {
   if (!(epsilon > 0.0 && std::isfinite(epsilon)))
     detail::invalid("count_boxes: epsilon must be positive and finite, got ", epsilon);
   const Eigen::Index dims = points.rows(), count = points.cols();
@@ -117,7 +121,7 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
     total = detail::checked_mul(total, static_cast<std::uint64_t>(hi[i] - lo[i]) + 1);
   }
   if (total != 0) {
-    std::unordered_set<std::uint64_t> occupied;
+    std::unordered_set<detail::lazy_t<std::uint64_t, Lazy>> occupied;
     occupied.reserve(static_cast<std::size_t>(count));
     for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
       std::uint64_t key = 0;
@@ -129,10 +133,10 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
     }
     return occupied.size();
   }
-  std::unordered_set<std::string> occupied;
+  std::unordered_set<detail::lazy_t<std::string, Lazy>> occupied;
   occupied.reserve(static_cast<std::size_t>(count));
   std::vector<std::int64_t> box(d);
-  std::string key(d * sizeof(std::int64_t), '\0');
+  detail::lazy_t<std::string, Lazy> key(d * sizeof(std::int64_t), '\0');
   for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
     for (std::size_t i = 0; i < d; ++i)
       box[i] = static_cast<std::int64_t>(std::floor((data[j * d + i] + shift[i]) / epsilon));
@@ -166,8 +170,9 @@ struct BoxCountingEstimate {
 
 /// The smallest m >= 1 with λ^m √(1 - 1/|Y|) <= approximation · epsilon_min: then every point of
 /// Z_λ is that close to a point of Z_λ^m (the trace of its length-m window) in trace space, and back.
-[[nodiscard]] inline std::size_t box_counting_length(double lambda, std::size_t num_observations, double epsilon_min,
-                                                     double approximation = 0.25) {
+template <class Lazy = void>
+[[nodiscard]] std::size_t box_counting_length(double lambda, std::size_t num_observations, double epsilon_min,
+                                              double approximation = 0.25) {
   detail::check_lambda("box_counting_length", lambda);
   detail::check_trace_space_observations("box_counting_length", num_observations);
   if (!(epsilon_min > 0.0 && std::isfinite(epsilon_min)))
@@ -192,8 +197,9 @@ struct BoxCountingEstimate {
 /// s = 0, …, num_offsets - 1 (φ the golden ratio): one fixed grid cuts a cluster smaller than ε
 /// into 1 to 2^{|Y|-1} boxes depending on where it falls, which biases the slope.
 /// lem:minkowski: the slope tends to d_λ for λ < 1/2, and dim(Z_λ) <= min{|Y| - 1, d_λ}.
-[[nodiscard]] inline BoxCountingEstimate box_counting_dimension(double lambda, std::size_t num_observations,
-                                                                const BoxCountingOptions& options = {}) {
+template <class Lazy = void>
+[[nodiscard]] BoxCountingEstimate box_counting_dimension(double lambda, std::size_t num_observations,
+                                                         const BoxCountingOptions& options = {}) {
   constexpr const char* who = "box_counting_dimension";
   detail::check_lambda(who, lambda);
   detail::check_trace_space_observations(who, num_observations);
@@ -214,7 +220,7 @@ struct BoxCountingEstimate {
     detail::invalid(who, ": Z_lambda^m with lambda = ", lambda, ", |Y| = ", num_observations,
                     " and m = ", result.length, " (for epsilon_min = ", options.epsilon_min, ") has ", num_observations,
                     "^", result.length, " points, more than max_points = ", options.max_points);
-  const Eigen::MatrixXd coordinates = trace_space_coordinates(
+  const detail::lazy_t<Eigen::MatrixXd, Lazy> coordinates = trace_space_coordinates(
       trace_set(lambda, num_observations, result.length, std::numeric_limits<std::size_t>::max()));
 
   // ε_k = ε_max (ε_min / ε_max)^{k / (K - 1)}, and the regression of y = log N on x = log(1/ε).
@@ -227,7 +233,7 @@ struct BoxCountingEstimate {
                                : options.epsilon_max * std::exp(ratio * static_cast<double>(k) / k_last);
     std::size_t fewest = count_boxes(coordinates, epsilon);
     for (std::size_t s = 1; s < options.num_offsets; ++s) {
-      Eigen::VectorXd offset(coordinates.rows());
+      detail::lazy_t<Eigen::VectorXd, Lazy> offset(coordinates.rows());
       for (Eigen::Index i = 0; i < offset.size(); ++i) {
         const double direction = std::fmod(static_cast<double>(i + 1) * std::numbers::phi, 1.0);
         offset[i] = epsilon * std::fmod(static_cast<double>(s) * direction, 1.0);

@@ -38,11 +38,11 @@ namespace detail {
 [[nodiscard]] TraceMoments trace_moments(const char* who, const std::derived_from<StationaryProcess> auto& process,
                                          double lambda) {
   detail::check_lambda(who, lambda);
-  const SparseMatrix& p = process.transition();
-  const Eigen::MatrixXd& o = process.emission();
-  const Eigen::VectorXd& mu = process.stationary();
+  const auto& p = process.transition();
+  const auto& o = process.emission();
+  const auto& mu = process.stationary();
   const Eigen::Index n = p.rows();
-  const Eigen::VectorXd& omega = process.relative_weights();
+  const auto& omega = process.relative_weights();
 
   detail::ShiftedSolver<> first(p, process.ordering(), lambda, who, "I - lambda P");
   const detail::ShiftedSolver<> second(p, process.ordering(), lambda * lambda, who, "I - lambda^2 P");
@@ -51,7 +51,7 @@ namespace detail {
   const Eigen::MatrixXd q = detail::ColumnSparse(p).transpose() * m;
 
   // Σ_x g(x) S(x) for the weights g.
-  const auto weighted_second = [&](const Eigen::VectorXd& g) {
+  const auto weighted_second = [&](const auto& g) {
     const Eigen::VectorXd u = second.solve(g);  // Σ_l λ^{2l} P^l g
     const Eigen::MatrixXd qu = q.transpose() * u.asDiagonal() * o;
     Eigen::MatrixXd s = lambda * (1.0 - lambda) * (qu + qu.transpose());

@@ -74,27 +74,29 @@ inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t
 /// is folded into P N, so a node one level above the leaves costs one dense |Y| x |X| x C product
 /// and the others one sparse product with |Y| columns.
 template <class Store>
-void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::MatrixXd& newest, Store&& store) {
+void window_pass(const std::derived_from<StationaryProcess> auto& process, std::size_t m, const Eigen::MatrixXd& newest,
+                 Store&& store) {
+  using Lazy = decltype(process);  // Eigen types spelled lazy_t<T, Lazy> are compiled where used
   const std::size_t ny = process.num_observations();
   const auto powers_of_y = powers(ny, m);
   const auto k = static_cast<Eigen::Index>(ny);
-  const Eigen::MatrixXd& o = process.emission();
+  const auto& o = process.emission();
   if (m == 1) {
     store(0, Eigen::MatrixXd(process.stationary().transpose() * newest), 0);
     return;
   }
   const Eigen::MatrixXd last = process.transition() * newest;
-  const SparseMatrix pt = SparseMatrix(process.transition().transpose());
+  const lazy_t<SparseMatrix, Lazy> pt = SparseMatrix(process.transition().transpose());
   // Depth-first without recursion (a window of any length must not exhaust the stack): level j in
   // [1, m - 1) keeps its matrix f_j, the digit y_j being visited and the index of its windows.
-  std::vector<RowDense> forward(m);
+  std::vector<lazy_t<RowDense, Lazy>> forward(m);
   std::vector<Eigen::Index> digit(m, 0);
   std::vector<std::size_t> base(m, 0);
-  Eigen::VectorXd g = process.stationary();
+  lazy_t<Eigen::VectorXd, Lazy> g = process.stationary();
   std::size_t j = 1, index = 0;
   for (;;) {
     for (; j + 1 < m; ++j) {  // descend along digit 0
-      RowDense& f = forward[j];
+      auto& f = forward[j];
       f = g.asDiagonal() * o;
       f = pt * f;  // column y: p(x_{j+1}, older observations, y_j = y) before y_{j+1} is emitted
       digit[j] = 0;
@@ -130,9 +132,9 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
   const Eigen::Index n = process.stationary().size();
   const std::size_t size = detail::window_table_size(who, m, ny, max_table_size, static_cast<std::size_t>(n));
   const auto k = static_cast<Eigen::Index>(ny);
-  const Eigen::MatrixXd& o = process.emission();
+  const auto& o = process.emission();
   // ω = d / μ weights x_t; values are centred on their mean so that the residual keeps its digits.
-  const Eigen::VectorXd& omega = process.relative_weights();
+  const auto& omega = process.relative_weights();
   const double mean = process.weights().dot(process.values());
   const Eigen::VectorXd centred = process.values().array() - mean;
   Eigen::MatrixXd newest(n, 3 * k);  // [D O, D v O, D v² O] with D = diag(ω)
@@ -148,7 +150,7 @@ void window_pass(const StationaryProcess& process, std::size_t m, const Eigen::M
   out.residual = out.probability;
   // Row `row` of `sums` holds, for the newest observation y in column block b,
   // Σ_x p(x_t = x, w) ω(x) (v(x) - mean)^b of the windows index + y.
-  detail::window_pass(process, m, newest, [&](std::size_t index, const Eigen::MatrixXd& sums, Eigen::Index row) {
+  detail::window_pass(process, m, newest, [&](std::size_t index, const auto& sums, Eigen::Index row) {
     for (Eigen::Index y = 0; y < k; ++y) {
       const double p = sums(row, y), centred_sum = sums(row, k + y), centred_square = sums(row, 2 * k + y);
       const auto w = static_cast<Eigen::Index>(index) + y;
@@ -235,8 +237,9 @@ template <class Derived>
   const std::size_t size =
       detail::window_table_size(who, m, ny, max_table_size, static_cast<std::size_t>(process.stationary().size()));
   const auto k = static_cast<Eigen::Index>(ny);
-  const Eigen::MatrixXd& o = process.emission();
-  const Eigen::VectorXd& omega = process.relative_weights();
+  const auto& o = process.emission();
+  const auto& omega = process.relative_weights();
+  using Lazy = decltype(process);
   const Eigen::MatrixXd ahead = process.bootstrap_transition() * o;  // p(x_{t+1} non-terminal, y_{t+1} | x_t)
   Eigen::MatrixXd newest(omega.size(), k * (k + 2));  // [D O, D r̄ O, D diag(O(·, y)) P̃ O for each y]
   newest << omega.asDiagonal() * o, omega.cwiseProduct(process.rewards()).asDiagonal() * o,
@@ -245,9 +248,10 @@ template <class Derived>
     newest.middleCols(2 * k + y * k, k) = omega.cwiseProduct(o.col(y)).asDiagonal() * ahead;
 
   const auto table = static_cast<Eigen::Index>(size);
-  Eigen::VectorXd probability = Eigen::VectorXd::Zero(table), reward = probability;
-  Eigen::MatrixXd next = Eigen::MatrixXd::Zero(k, table);  // next(y', w) = p(w, x_{t+1} non-terminal, y_{t+1} = y')
-  detail::window_pass(process, m, newest, [&](std::size_t index, const Eigen::MatrixXd& sums, Eigen::Index row) {
+  detail::lazy_t<Eigen::VectorXd, Lazy> probability = Eigen::VectorXd::Zero(table), reward = probability;
+  detail::lazy_t<Eigen::MatrixXd, Lazy> next =
+      Eigen::MatrixXd::Zero(k, table);  // next(y', w) = p(w, x_{t+1} non-terminal, y_{t+1} = y')
+  detail::window_pass(process, m, newest, [&](std::size_t index, const auto& sums, Eigen::Index row) {
     for (Eigen::Index y = 0; y < k; ++y) {
       const auto w = static_cast<Eigen::Index>(index) + y;
       probability[w] = sums(row, y);
@@ -269,9 +273,9 @@ template <class Derived>
     for (Eigen::Index y = 0; y < k; ++y)
       if (next(y, w) != 0.0) entries.emplace_back(w, (w % top) * k + y, -discount * next(y, w));
   }
-  detail::ColumnSparse a(table, table);
+  detail::lazy_t<detail::ColumnSparse, Lazy> a(table, table);
   a.setFromTriplets(entries.begin(), entries.end());  // a self-loop window adds to its diagonal
-  Eigen::BiCGSTAB<detail::ColumnSparse, Eigen::DiagonalPreconditioner<double>> solver;
+  Eigen::BiCGSTAB<detail::lazy_t<detail::ColumnSparse, Lazy>, Eigen::DiagonalPreconditioner<double>> solver;
   solver.setTolerance(1e-13);
   solver.setMaxIterations(10000);
   solver.compute(a);
