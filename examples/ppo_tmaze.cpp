@@ -477,7 +477,7 @@ int sweep(const Options& o, bool lambdas_given) {
   const std::string header =
       "memory,corridor,discount,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high\n";
   std::string summary = header, figure = header;
-  std::printf("%-12s %8s %6s %6s %10s  %-24s %-24s\n", "memory", "corridor", "discount", "seeds", "steps",
+  std::printf("%-12s %8s %8s %6s %10s  %-24s %-24s\n", "memory", "corridor", "discount", "seeds", "steps",
               "train success [95% CI]", "eval success [95% CI]");
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     for (MemoryKind kind : kinds) {
@@ -509,7 +509,7 @@ int sweep(const Options& o, bool lambdas_given) {
         char ci_t[64], ci_e[64];
         std::snprintf(ci_t, sizeof ci_t, "%.3f [%.3f, %.3f]", t.mean, t.ci_low, t.ci_high);
         std::snprintf(ci_e, sizeof ci_e, "%.3f [%.3f, %.3f]", e.mean, e.ci_low, e.ci_high);
-        std::printf("%-12s %8zu %6s %6zu %10zu  %-24s %-24s\n", name_of(kind).c_str(), o.corridors[c],
+        std::printf("%-12s %8zu %8s %6zu %10zu  %-24s %-24s\n", name_of(kind).c_str(), o.corridors[c],
                     csv_field(discount).c_str(), o.seeds, steps_of(o, c), ci_t, ci_e);
       }
       figure += best_row;

@@ -1,17 +1,17 @@
 // The paper's Fig. 3 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
 // p and observation error q. Left: the state estimate P(x_t = 1 | y = 1, ..., 1, 0) after a
-// length-n history whose most recent observation is 0 but whose older ones all say 1. Right: λ*, the
+// length-m history whose most recent observation is 0 but whose older ones all say 1. Right: λ*, the
 // λ in [0, 1) that minimises the smallest Lipschitz constant L of a function f of the trace with
-// f(z_λ(h)) = v(h) on every length-n history (R(F_{λ,L}) = 0 restricted to length-n histories).
+// f(z_λ(h)) = v(h) on every length-m history (R(F_{λ,L}) = 0 restricted to length-m histories).
 // See docs/theory.md.
 //
-//   two_state_lambda                        # 41 x 41 grid over (0, 1/2)², n = 4
+//   two_state_lambda                        # 41 x 41 grid over (0, 1/2)², m = 4
 //   two_state_lambda --grid 81 --length 5   # finer, longer histories
 //
 // Grid: the centres of --grid equal cells of [0, --max] on each axis (the default max 1/2 keeps the
 // hidden bit persistent, p < 1/2, and the observations informative, q < 1/2; q and 1 - q give the
 // same λ* by relabelling the observations). Histories start from the stationary distribution, so a
-// length-n history is a window of a long stationary history. The reward is the observation (r(0) = 0,
+// length-m history is a window of a long stationary history. The reward is the observation (r(0) = 0,
 // r(1) = 1) with discount --discount; v(h) is then affine in P(x_t = 1 | h), so neither changes λ*.
 // λ*: the grid λ = k / --lambda-grid, then golden-section search around the grid minimum
 // (lipschitz_optimal_lambda). Cells are independent: results do not depend on the thread count.
@@ -54,9 +54,9 @@ struct Cell {
   LipschitzOptimum optimum;
 };
 
-/// The history 1, ..., 1, 0 of length n (chronological: the 0 is the most recent observation).
-std::vector<Observation> contradicted_history(std::size_t n) {
-  std::vector<Observation> h(n, 1);
+/// The history 1, ..., 1, 0 of length m (chronological: the 0 is the most recent observation).
+std::vector<Observation> contradicted_history(std::size_t m) {
+  std::vector<Observation> h(m, 1);
   h.back() = 0;
   return h;
 }
@@ -124,9 +124,9 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{
       "The paper's Fig. 3: the two-state HMM (switching probability p, observation error q).\n"
-      "Left: P(x_t = 1 | 1,...,1,0) after a length-n history from the stationary distribution.\n"
+      "Left: P(x_t = 1 | 1,...,1,0) after a length-m history from the stationary distribution.\n"
       "Right: lambda*, the forgetting factor that minimises the Lipschitz constant a function of the\n"
-      "trace needs to represent the value of every length-n history.\n"
+      "trace needs to represent the value of every length-m history.\n"
       "Writes DIR/two_state_lambda.csv (p,q,state_estimate,lambda_star,min_lipschitz) and DIR/two_state_lambda.png "
       "(and .svg)."};
   memtrace::examples::cli_conventions(app, "two_state_lambda");
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--max", o.max, "Upper end of both axes p and q (1/2: persistent states, informative observations)")
       ->check(CLI::Range(0.001, 1.0));
-  app.add_option("--length", o.length, "History length n (the paper uses 4); 2^n histories per cell")
+  app.add_option("--length", o.length, "History length m (the paper uses 4); 2^m histories per cell")
       ->check(CLI::Range(1, 12));
   app.add_option("--lambda-grid", o.lambda_grid,
                  "lambda grid k / K, k = 0..K-1, before the golden-section refinement around its minimum")

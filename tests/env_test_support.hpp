@@ -87,7 +87,7 @@ struct Agreement {
   std::size_t steps = 0, episodes = 0;
   double worst = 0.0;          // the largest |empirical - model| / bound over all cells (pass: <= 1)
   std::string worst_cell;      // which cell it was
-  std::size_t impossible = 0;  // samples the model gives probability 0
+  std::size_t impossible = 0;  // samples of probability 0 (agreement), histories never drawn (history_agreement)
   [[nodiscard]] bool ok() const { return worst <= 1.0 && impossible == 0; }
 };
 
@@ -176,14 +176,14 @@ Agreement history_agreement(const std::vector<History>& histories, const std::ve
   for (std::size_t i = 0; i < histories.size(); ++i) {
     const double p = histories[i].probability;
     const double frequency = std::abs(count[i] / samples - p) / bernstein_halfwidth(p, samples, delta);
-    if (frequency > result.worst) result.worst = frequency, result.worst_cell = name("frequency", i);
+    if (!(frequency <= result.worst)) result.worst = frequency, result.worst_cell = name("frequency", i);  // NaN too
     if (count[i] == 0.0) {
       ++result.impossible;
       continue;
     }
     const double mean =
         std::abs(value_sum[i] / count[i] - histories[i].value) / hoeffding_halfwidth(value_range, count[i], delta);
-    if (mean > result.worst) result.worst = mean, result.worst_cell = name("mean value", i);
+    if (!(mean <= result.worst)) result.worst = mean, result.worst_cell = name("mean value", i);
   }
   return result;
 }

@@ -176,7 +176,8 @@ TEST_CASE(
   }
   const test::Agreement agreement =
       test::history_agreement(histories, count, value_sum, static_cast<double>(runs), hi - lo);
-  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound");
+  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound; " << agreement.impossible
+                     << " histories never drawn");
   CHECK(agreement.ok());
 }
 

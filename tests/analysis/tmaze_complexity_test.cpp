@@ -143,7 +143,8 @@ TEST_CASE(
   const double lo = v.head(3).minCoeff(), hi = v.head(3).maxCoeff();
   const test::Agreement agreement =
       test::history_agreement(histories, count, value_sum, static_cast<double>(episodes), hi - lo);
-  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound");
+  INFO("worst: the " << agreement.worst_cell << " at " << agreement.worst << " of its bound; " << agreement.impossible
+                     << " histories never drawn");
   CHECK(agreement.ok());
 }
 

@@ -13,6 +13,7 @@
 #include "memtrace/analysis/linear_estimator.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {

@@ -1,7 +1,7 @@
 #pragma once
 // The minimal Lipschitz constant of a value function in trace space (paper §5, F_{λ,L}): the
 // smallest L such that some L-Lipschitz f has f(z_λ(h)) = v(h) on a finite set of histories, the
-// enumeration of the length-n histories of a finite model with their values v(h) = E[v(x_t) | h],
+// enumeration of the length-m histories of a finite model with their values v(h) = E[v(x_t) | h],
 // and λ* = argmin_λ of that constant (§5.2 "Slow forgetting", fig:pq). Histories are chronological:
 // oldest first, h.back() is the paper's y_0. See docs/theory.md.
 

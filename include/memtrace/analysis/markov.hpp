@@ -118,7 +118,7 @@ template <class Sparse>
 [[nodiscard]] Eigen::VectorXd bootstrapped_values(const Sparse& bootstrap, const Eigen::VectorXd& rewards,
                                                   double discount, const char* who) {
   SparseSolver solver;
-  factorize(solver, identity_minus(bootstrap, discount), who, "I - γP");
+  factorize(solver, identity_minus(bootstrap, discount), who, "I - discount P");
   return solver.solve(rewards);
 }
 

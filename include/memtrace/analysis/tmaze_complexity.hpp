@@ -16,6 +16,7 @@
 #include "memtrace/analysis/lipschitz.hpp"
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/forward_filter.hpp"
 #include "memtrace/matrix.hpp"

@@ -18,6 +18,7 @@
 
 #include "memtrace/analysis/markov.hpp"
 #include "memtrace/concepts.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/memory/window.hpp"
 #include "memtrace/vocabulary.hpp"
 

@@ -15,6 +15,7 @@
 
 #include "memtrace/env/finite_hmm.hpp"
 #include "memtrace/env/finite_pomdp.hpp"
+#include "memtrace/env/fwd.hpp"
 #include "memtrace/env/pomdp_file.hpp"
 #include "memtrace/vocabulary.hpp"
 

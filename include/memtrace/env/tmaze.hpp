@@ -59,8 +59,8 @@ namespace detail {
 /// The explicit POMDP of a T-maze (TMaze, TMazeNavigation) while it is built: a zero emission
 /// matrix and initial distribution, one transition and one reward matrix per action to come, and
 /// a terminal state that emits o and whose row restarts an episode. Refuses, before allocating, a
-/// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes. A class template (Pomdp is
-/// FinitePomdp), so it is compiled only where a model() is.
+/// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes. A class template, and the
+/// models name it as TMazeModel<BasicFinitePomdp<Lazy>>, so it is compiled only where a model() is.
 template <class Pomdp>
 struct TMazeModel {
   TMazeModel(const char* who, const char* shape, std::size_t num_states, std::size_t terminal_state,
@@ -158,8 +158,8 @@ class BasicTMaze {
   /// row-stochastic; the terminal state's row restarts an episode. Refuses, before allocating, a
   /// dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
-    detail::TMazeModel<FinitePomdp> m("TMaze::model", "the emission matrix |X| x |Y| = (2k + 3) x 5", num_states(),
-                                      terminal_state(), k_);
+    detail::TMazeModel<BasicFinitePomdp<Lazy>> m("TMaze::model", "the emission matrix |X| x |Y| = (2k + 3) x 5",
+                                                 num_states(), terminal_state(), k_);
     const auto n = static_cast<Eigen::Index>(num_states());
     const Eigen::Index terminal = m.terminal;
     for (Action u = 0; u < tmaze::num_actions; ++u) {
@@ -322,8 +322,8 @@ class BasicTMazeNavigation {
   /// emission(x, y) = p(y | x), both row-stochastic; the terminal state's row restarts an episode.
   /// Refuses, before allocating, a dense emission matrix (|X| x 5) beyond memtrace::default_max_bytes.
   [[nodiscard]] FinitePomdp model() const {
-    detail::TMazeModel<FinitePomdp> m("TMazeNavigation::model", "the emission matrix |X| x |Y| = (4k + 1) x 5",
-                                      num_states(), terminal_state(), k_);
+    detail::TMazeModel<BasicFinitePomdp<Lazy>> m(
+        "TMazeNavigation::model", "the emission matrix |X| x |Y| = (4k + 1) x 5", num_states(), terminal_state(), k_);
     const auto n = static_cast<Eigen::Index>(num_states());
     const Eigen::Index terminal = m.terminal;
     auto at = [](std::size_t i, std::size_t cue, std::size_t sign) {

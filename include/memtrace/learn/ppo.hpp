@@ -56,8 +56,8 @@ struct PpoOptions {
 /// An episode that ended during a rollout.
 struct EpisodeEnd {
   std::size_t env = 0;        ///< the environment it ran in
-  std::size_t step = 0;       ///< its last transition's step: in the rollout (0 .. n_steps - 1) when
-                              ///< training, since the start of evaluate() there
+  std::size_t step = 0;       ///< its last transition's step: in the rollout (0 .. n_steps - 1)
+                              ///< when training; counted from evaluate()'s first step in evaluate()
   double episode_return = 0;  ///< undiscounted sum of its rewards
   std::size_t length = 0;     ///< its number of steps
   bool terminated = false;    ///< it reached a terminal state
@@ -297,8 +297,8 @@ class Ppo {
   }
 
   /// The rollout's sink: stores the step that the last act acted on (actions, rewards, episode
-  /// ends; in textbook truncation mode also the value of the final observation of every truncated
-  /// episode, from batch.next_features) and lists the episodes that ended. Throws
+  /// ends; in textbook truncation mode also the value of the final observation of every episode
+  /// truncated and not terminated, from batch.next_features) and lists the episodes that ended. Throws
   /// std::logic_error without a preceding act, std::invalid_argument for a batch of the wrong size.
   void record(const RolloutBatch<Phi>& batch) {
     const std::size_t n = options_.n_envs;

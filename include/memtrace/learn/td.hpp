@@ -122,7 +122,7 @@ class LinearLearner {
 /// Linear TD(0): w <- w + α δ φ with δ = r + γ w·φ' - w·φ, for any FeatureVector φ.
 /// Cost per update: two dot products and one add_scaled (O(1) for OneHot features).
 /// Scalar: double (the default) or float; dense features must have the same scalar.
-/// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::LinearLearner.
+/// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::crtp::LinearLearner.
 template <class Scalar = double>
 class LinearTd : public detail::crtp::LinearLearner<LinearTd<Scalar>, Scalar> {
   using base = detail::crtp::LinearLearner<LinearTd, Scalar>;
@@ -160,7 +160,7 @@ class LinearTd : public detail::crtp::LinearLearner<LinearTd<Scalar>, Scalar> {
 /// where γ_prev is the discount of the previous transition, so a terminal step (discount 0)
 /// clears the eligibility for the next episode by itself. κ is the eligibility_decay, named so that
 /// it is never confused with the memory trace's λ. Cost O(dim) per update, whatever the features.
-/// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::LinearLearner.
+/// update(φ, r, γ, φ') (checked), value, weights, dim, step_size: detail::crtp::LinearLearner.
 template <class Scalar = double>
 class LinearTdLambda : public detail::crtp::LinearLearner<LinearTdLambda<Scalar>, Scalar> {
   using base = detail::crtp::LinearLearner<LinearTdLambda, Scalar>;

@@ -275,7 +275,7 @@ class MemoryTrace : public detail::crtp::TraceMemory<MemoryTrace<Lambda, NumObse
   MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
   explicit MemoryTrace(TraceInit init) requires fully_static : step_(init) { this->z_.setZero(); }
 
-  // reset, update (index, dense and MultiHot observations), clear, features and dim: detail::TraceMemory.
+  // reset, update (index, dense and MultiHot observations), clear, features and dim: detail::crtp::TraceMemory.
 
   [[nodiscard]] std::size_t num_observations() const noexcept { return this->dim(); }
   /// The dimension d of the observations (|Y| for index observations); equals dim().

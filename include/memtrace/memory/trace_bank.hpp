@@ -53,7 +53,7 @@ class TraceBank
   }
 
   // reset and update (index, dense and MultiHot observations, once per λ: eq:recursive), clear,
-  // features and dim: detail::TraceMemory, the implementation MemoryTrace uses.
+  // features and dim: detail::crtp::TraceMemory, the implementation MemoryTrace uses.
 
   [[nodiscard]] std::size_t num_observations() const noexcept { return num_observations_; }
   /// The dimension d of the observations (|Y| for index observations): dim() / size().
