@@ -771,7 +771,7 @@ TEST_CASE(
   CHECK(a == b);
   CHECK(gen == same);
   CHECK(gen != DefaultGenerator(3));  // the generator advanced
-  std::size_t steps = 0;  // the episodes run one after another: each ends at the steps so far - 1
+  std::size_t steps = 0;              // the episodes run one after another: each ends at the steps so far - 1
   for (const EpisodeEnd& e : a) {
     CHECK(e.length >= 1);
     CHECK(e.length <= 6);
