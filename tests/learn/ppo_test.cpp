@@ -24,6 +24,7 @@
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/rollout.hpp>
 #include <memtrace/learn/actor_critic.hpp>
+#include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gae.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
@@ -719,6 +720,11 @@ TEST_CASE(
   };
   Ppo<Eigen::VectorXf> traces(90, 3, o, 1);  // dense float features, official truncation
   run(traces, TraceBank<dynamic, float>({0.0, 0.5}, 45, TraceInit::zero));
+  PpoOptions normalised = o;
+  normalised.normalize_features = true;
+  normalised.truncation = TruncationMode::textbook;
+  Ppo<Eigen::VectorXf> normalised_traces(90, 3, normalised, 1);
+  run(normalised_traces, TraceBank<dynamic, float>({0.0, 0.5}, 45, TraceInit::zero));
   o.truncation = TruncationMode::textbook;  // the final observations' values too
   Ppo<MultiHot<>> frames(180, 3, o, 1);     // MultiHot<dynamic> features of 4 frames
   CHECK(run(frames, FrameStack<MultiHot<9>>(4, 45, WindowPadding::zero)) > 0);
@@ -782,6 +788,120 @@ TEST_CASE(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Feature normalisation (options.normalize_features)
+
+TEST_CASE(
+    "with normalize_features the agent acts on features normalised by running statistics of every feature it "
+    "acted on; bootstrap, final-observation and policy features only read them",
+    "[ppo][normalizer]") {
+  PpoOptions o = small_options();
+  o.normalize_features = true;
+  o.truncation = TruncationMode::textbook;  // the final observations' values are normalised too
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 3);
+  // A trace with features far from unit scale: offset and scaled entries.
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, 4);
+  FeatureNormalizer expected(5);
+  for (std::size_t u = 0; u < 3; ++u) {
+    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+      expected.update(b.features);  // what act saw, one batch a step
+      for (std::size_t i = 0; i < 2; ++i) {
+        // The value act stored is the critic's value of the normalised features.
+        const auto s = static_cast<Eigen::Index>(agent.recorded_steps() * 2 + i);
+        const Eigen::MatrixXd x = expected.normalized(b.features[i]);
+        CHECK(agent.values()[s] == Approx(agent.critic().forward(x)(0, 0)).epsilon(1e-12));
+      }
+      agent.record(b);  // textbook truncation: the final observations' values read the statistics
+    });
+    CHECK(agent.normalizer() == expected);
+    std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+    agent.compute_advantages(bootstrap);
+    CHECK(agent.normalizer() == expected);  // the bootstrap features are not acted on
+    agent.update(bootstrap);
+    CHECK(agent.normalizer() == expected);
+  }
+  CHECK(agent.normalizer().count() == 3 * 8 * 2);
+  const FeatureNormalizer before = agent.normalizer();
+  DefaultGenerator gen(1);
+  (void)agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, gen, 10);
+  CHECK(agent.normalizer() == before);  // evaluation reads the statistics and never updates them
+
+  // policy() acts on normalised features: the same draws as an agent-free actor fed normalised features.
+  PpoPolicy<Eigen::VectorXd, double> pi = agent.policy();
+  PpoPolicy<Eigen::VectorXd, double> raw(agent.actor());
+  const Eigen::VectorXd phi = rollout.features(0);
+  const Eigen::VectorXd normalised = agent.normalizer().normalized(phi);
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    DefaultGenerator a(seed), b(seed);
+    CHECK(pi.act(phi, a) == raw.act(normalised, b));
+  }
+
+  // Frozen: act no longer updates.
+  agent.normalizer().freeze();
+  rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
+  CHECK(agent.normalizer() == [&] {
+    FeatureNormalizer f = before;
+    f.freeze();
+    return f;
+  }());
+}
+
+TEST_CASE("normalize_features off leaves the agent's trajectory as it was; on, it changes it", "[ppo][normalizer]") {
+  const auto trained = [](bool normalize, NormalizerOptions n) {
+    PpoOptions o = small_options();
+    o.epochs = 2;
+    o.normalize_features = normalize;
+    o.normalizer = n;
+    Ppo<Eigen::VectorXf, float> agent(5, 3, o, 5);
+    auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 7);
+    agent.train(rollout, 64);
+    Eigen::VectorXf all(agent.actor().num_parameters() + agent.critic().num_parameters());
+    all << agent.actor().parameters(), agent.critic().parameters();
+    return all;
+  };
+  const Eigen::VectorXf off = trained(false, {}), off_other = trained(false, {.epsilon = 1.0, .clip = 0.5});
+  CHECK(off == off_other);  // the normaliser's options do nothing while it is off
+  CHECK(off != trained(true, {}));
+  CHECK(trained(true, {}) == trained(true, {}));
+}
+
+TEST_CASE("PPO with normalised features learns a one-step task whose cue is a small entry beside large ones",
+          "[ppo][normalizer][learning]") {
+  // As the learning test above, with features 5 + 0.01 e_c (the cue a small difference beside large
+  // constant entries, as in a slow memory trace): the normalised features differ by order 1.
+  // Calibration over agent and rollout seeds 1-10 (GCC 12, -O2): the 200-episode evaluation reached
+  // 0.995 for every seed with normalisation and 0.500-0.535 without (the same budget).
+  struct Scaled {
+    Eigen::VectorXf z = Eigen::VectorXf::Constant(2, 5.0f);
+    void reset(Observation y) { update(y); }
+    void update(Observation y) {
+      z.setConstant(5.0f);
+      z[static_cast<Eigen::Index>(y)] += 0.01f;
+    }
+    [[nodiscard]] std::size_t dim() const { return 2; }
+    [[nodiscard]] const Eigen::VectorXf& features() const { return z; }
+  };
+  PpoOptions o;
+  o.n_envs = 8;
+  o.n_steps = 16;
+  o.minibatches = 4;
+  const auto success = [&](bool normalize) {
+    o.normalize_features = normalize;
+    Ppo<Eigen::VectorXf, float> agent(2, 2, o, 1);
+    auto rollout = make_rollout(8, ContextBandit{}, Scaled{}, 1);
+    agent.train(rollout, 64 * 128);
+    DefaultGenerator gen(99);
+    const std::vector<EpisodeEnd> episodes = agent.evaluate(ContextBandit{}, Scaled{}, gen, 200);
+    double rate = 0;
+    for (const EpisodeEnd& e : episodes) rate += e.episode_return / 200;
+    return rate;
+  };
+  const double with = success(true), without = success(false);
+  INFO("evaluation success " << with << " normalised, " << without << " not");
+  CHECK(with > 0.9);
+  CHECK(without < 0.6);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Bad input
 
 TEST_CASE("bad options and arguments are refused with the function, the argument and the value named",
@@ -810,6 +930,18 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   refused([](PpoOptions& o) { o.adam.beta1 = 1; }, "Ppo: options.adam.beta1 must be in [0, 1), got 1");
   refused([](PpoOptions& o) { o.adam.epsilon = -1; }, "Ppo: options.adam.epsilon must be finite and >= 0, got -1");
   refused([](PpoOptions& o) { o.hidden_sizes = {4, 0}; }, "Ppo: options.hidden_sizes[1] must be at least 1, got 0");
+  refused(
+      [](PpoOptions& o) {
+        o.normalize_features = true;
+        o.normalizer.epsilon = 0;
+      },
+      "Ppo: options.normalizer: epsilon must be positive and finite, got 0");
+  PpoOptions normalised = small_options();
+  normalised.normalize_features = true;
+  CHECK_THROWS_WITH((Ppo<MultiHot<2>, double>(10, 3, normalised)),
+                    Catch::Contains("Ppo: options.normalize_features needs dense features; MultiHot features"));
+  normalised.normalizer.epsilon = std::nan("");
+  CHECK_NOTHROW(Agent(5, 3, small_options()));  // options of a normaliser that is off are not checked
   CHECK_THROWS_WITH(Agent(0, 3), Catch::Contains("Ppo: input_dim must be at least 1, got 0"));
   CHECK_THROWS_WITH(Agent(5, 0), Catch::Contains("Ppo: num_actions must be at least 1, got 0"));
   CHECK_THROWS_WITH(ActorCritic<float>(5, 3, {64, 0}),

@@ -4,8 +4,8 @@
 // of n_steps x N samples, GAE, and per update `epochs` passes over fresh random permutations in
 // `minibatches` minibatches, each one step of Adam on the clipped surrogate + 0.5 MSE value loss −
 // 0.01 entropy after one global gradient-norm clip over both networks, with a learning rate that
-// decays linearly to 0. Dense (Eigen) and sparse (MultiHot) features; float or double. See
-// docs/control.md ("PPO").
+// decays linearly to 0. Dense (Eigen) and sparse (MultiHot) features; float or double. Opt-in:
+// a running normalisation of the (dense) features it acts on. See docs/control.md ("PPO").
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -26,6 +26,7 @@
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/adam.hpp"
+#include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/gae.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
@@ -51,6 +52,10 @@ struct PpoOptions {
   std::size_t total_updates = 0;                     ///< the schedule's horizon in updates; 0: set by the first train()
   std::vector<std::size_t> hidden_sizes = {64, 64};  ///< hidden layers of the actor and of the critic
   AdamOptions adam = {};                             ///< β1 0.9, β2 0.999, ε 1e-8 (outside the sqrt)
+  /// Normalise every feature with running statistics of all the features the agent acted on (a
+  /// FeatureNormalizer the agent owns; not in the official code). Dense features only.
+  bool normalize_features = false;
+  NormalizerOptions normalizer = {};  ///< ε 1e-8, clip 10 (used with normalize_features)
 };
 
 /// An episode that ended during a rollout.
@@ -84,6 +89,7 @@ struct PpoStats {
   double first_learning_rate = 0, last_learning_rate = 0;
   double loss = 0, policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
   double grad_norm = 0;                  ///< mean global gradient norm before clipping
+  double advantage_std = 0;              ///< population std of the rollout's advantages (before any normalisation)
   std::span<const EpisodeEnd> episodes;  ///< valid until the next rollout step is recorded
 
   /// The mean return of the episodes that ended in the rollout (the official mean_tot_rew; the
@@ -155,6 +161,11 @@ class FeatureStore {
     else
       columns_.col(static_cast<Eigen::Index>(j)) = other.columns_.col(static_cast<Eigen::Index>(k));
   }
+  /// Normalises columns [first, first + count) in place (dense features).
+  void normalize(std::size_t first, std::size_t count, const FeatureNormalizer& normalizer) requires(!sparse) {
+    auto block = columns_.middleCols(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(count));
+    normalizer.normalize(block, block);
+  }
   /// Columns [first, first + count) as a network input: a block of the matrix, or a span.
   [[nodiscard]] auto block(std::size_t first, std::size_t count) const {
     if constexpr (sparse)
@@ -170,11 +181,17 @@ class FeatureStore {
 
 /// The stochastic policy of a Ppo agent, for acting outside training (evaluation, rendering): a
 /// Policy and a BatchPolicy that samples from the actor (sample_categorical with the environment's
-/// generator) and records nothing. It refers to the agent's actor: keep the agent alive.
+/// generator) and records nothing. It refers to the agent's actor and, if the agent normalises its
+/// features, to its normaliser, which it only reads (frozen for acting): keep the agent alive.
 template <class Phi, class Scalar = float>
 class PpoPolicy {
  public:
-  explicit PpoPolicy(Mlp<Scalar>& actor) : actor_(&actor) {}
+  /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are).
+  explicit PpoPolicy(Mlp<Scalar>& actor, const FeatureNormalizer* normalizer = nullptr)
+      : actor_(&actor), normalizer_(normalizer) {
+    if constexpr (detail::ppo_sparse<Phi>)
+      if (normalizer != nullptr) detail::invalid("PpoPolicy: a normalizer needs dense features, got MultiHot");
+  }
 
   /// One environment: an action drawn from softmax(actor(φ)) with one uniform_real(gen).
   template <std::uniform_random_bit_generator G>
@@ -183,6 +200,7 @@ class PpoPolicy {
     detail::check_ppo_features("PpoPolicy::act", "features", one, actor_->input_dim());
     inputs_.resize(actor_->input_dim(), 1);
     inputs_.set(0, features);
+    normalize(1);
     return sample_categorical(actor_->forward(inputs_.block(0, 1)).col(0), gen).action;
   }
 
@@ -195,13 +213,20 @@ class PpoPolicy {
     detail::check_ppo_features("PpoPolicy::act", "features", features, actor_->input_dim());
     if (inputs_.size() != features.size()) inputs_.resize(actor_->input_dim(), features.size());
     for (std::size_t i = 0; i < features.size(); ++i) inputs_.set(i, features[i]);
+    normalize(features.size());
     const auto logits = actor_->forward(inputs_.block(0, features.size()));
     for (std::size_t i = 0; i < features.size(); ++i)
       actions[i] = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]).action;
   }
 
  private:
+  void normalize(std::size_t count) {
+    if constexpr (!detail::ppo_sparse<Phi>)
+      if (normalizer_ != nullptr) inputs_.normalize(0, count, *normalizer_);
+  }
+
   Mlp<Scalar>* actor_;
+  const FeatureNormalizer* normalizer_;
   detail::FeatureStore<Phi, Scalar> inputs_;
 };
 
@@ -219,6 +244,11 @@ class PpoPolicy {
 /// Randomness: the initial parameters (actor, then critic) and every epoch's permutation come from
 /// the agent's own Xoshiro256StarStar(seed); actions from the environments' generators. Same seed,
 /// same environments: the same parameters, bit for bit.
+///
+/// With options.normalize_features, act first folds the n_envs features into the agent's
+/// FeatureNormalizer and then stores them normalised; the bootstrap and final-observation features
+/// are normalised with the statistics of the moment, without updating them, and policy() only
+/// reads them. Off (the default), nothing of it runs.
 template <class Phi, class Scalar = float>
 class Ppo {
   static_assert(std::same_as<Scalar, float> || std::same_as<Scalar, double>, "Ppo: Scalar must be float or double");
@@ -245,6 +275,7 @@ class Ppo {
         nets_(input_dim, num_actions, options_.hidden_sizes),
         actor_adam_(nets_.actor().num_parameters(), options_.adam),
         critic_adam_(nets_.critic().num_parameters(), options_.adam) {
+    if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim, options_.normalizer);
     nets_.initialize_orthogonal(gen_);
     const std::size_t n = options_.n_envs;
     features_.resize(input_dim, samples_ + n);  // the last n columns: the bootstrap features
@@ -283,7 +314,10 @@ class Ppo {
                                              " steps; call update first"));
     detail::check_ppo_features("Ppo::act", "features", features, input_dim());
     const std::size_t base = recorded_ * n;
+    if constexpr (!sparse)
+      if (options_.normalize_features) normalizer_.update(features);  // refuses non-finite features
     for (std::size_t i = 0; i < n; ++i) features_.set(base + i, features[i]);
+    normalize(features_, base, n);
     const auto input = features_.block(base, n);
     const auto logits = nets_.actor().forward(input);
     for (std::size_t i = 0; i < n; ++i) {
@@ -342,6 +376,7 @@ class Ppo {
                       " entries, expected options.n_envs = ", n);
     detail::check_ppo_features("Ppo::compute_advantages", "bootstrap_features", bootstrap_features, input_dim());
     for (std::size_t i = 0; i < n; ++i) features_.set(samples_ + i, bootstrap_features[i]);
+    normalize(features_, samples_, n);
     bootstrap_values_ = nets_.critic().forward(features_.block(samples_, n)).row(0).transpose();
     const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
     generalized_advantages<Scalar>(gae, n, steps_, as_span(values_), as_span(bootstrap_values_), as_span(final_values_),
@@ -382,6 +417,8 @@ class Ppo {
     compute_advantages(bootstrap_features);
     const std::size_t count = options_.epochs * options_.minibatches;
     PpoStats stats;
+    const double advantage_mean = advantages_.template cast<double>().mean();
+    stats.advantage_std = std::sqrt((advantages_.template cast<double>().array() - advantage_mean).square().mean());
     double sums[7] = {};
     for (std::size_t epoch = 0; epoch < options_.epochs; ++epoch) {
       for (std::size_t s = 0; s < samples_; ++s) permutation_[s] = s;
@@ -466,7 +503,9 @@ class Ppo {
   // ---- acting outside training ----
 
   /// The stochastic policy (the actor, sampled), recording nothing: for evaluation and replays.
-  [[nodiscard]] PpoPolicy<Phi, Scalar> policy() { return PpoPolicy<Phi, Scalar>(nets_.actor()); }
+  [[nodiscard]] PpoPolicy<Phi, Scalar> policy() {
+    return PpoPolicy<Phi, Scalar>(nets_.actor(), options_.normalize_features ? &normalizer_ : nullptr);
+  }
 
   /// The official evaluation (spec §6): `episodes` episodes of a copy of env with a copy of memory,
   /// one after the other (Rollout with one environment: memory reset with the environment at every
@@ -527,6 +566,10 @@ class Ppo {
   [[nodiscard]] std::span<const ActedStep> steps() const noexcept { return steps_; }
   [[nodiscard]] const Vector& advantages() const noexcept { return advantages_; }
   [[nodiscard]] const Vector& targets() const noexcept { return targets_; }
+  /// The feature normaliser (dim 0 unless options.normalize_features): its statistics, or freeze()
+  /// to stop act from updating them.
+  [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
+  [[nodiscard]] FeatureNormalizer& normalizer() noexcept { return normalizer_; }
   /// The statistics of the last update.
   [[nodiscard]] const PpoStats& last_stats() const noexcept { return stats_; }
   /// The agent's generator (parameters at construction, permutations at every epoch).
@@ -571,6 +614,13 @@ class Ppo {
       detail::invalid(who, ": options.adam.beta2 must be in [0, 1), got ", o.adam.beta2);
     if (!(o.adam.epsilon >= 0.0 && finite(o.adam.epsilon)))
       detail::invalid(who, ": options.adam.epsilon must be finite and >= 0, got ", o.adam.epsilon);
+    if (o.normalize_features) {
+      if constexpr (sparse)
+        detail::invalid(who,
+                        ": options.normalize_features needs dense features; MultiHot features (a frame stack) "
+                        "are refused, since centring would make them dense (docs/control.md)");
+      FeatureNormalizer::check_options("Ppo: options.normalizer", o.normalizer);
+    }
     for (std::size_t l = 0; l < o.hidden_sizes.size(); ++l)
       if (o.hidden_sizes[l] == 0) detail::invalid(who, ": options.hidden_sizes[", l, "] must be at least 1, got 0");
     if (o.anneal_lr && o.total_updates != 0 && detail::checked_mul(o.total_updates, o.epochs * o.minibatches) == 0)
@@ -597,7 +647,14 @@ class Ppo {
   /// the minibatch workspace, which every update fills: no allocation for MultiHot<dynamic> either).
   Scalar value(const Phi& phi) {
     minibatch_.set(0, phi);
+    normalize(minibatch_, 0, 1);
     return nets_.critic().forward(minibatch_.block(0, 1))(0, 0);
+  }
+
+  /// Normalises columns [first, first + count) of `store` if the options ask for it.
+  void normalize(detail::FeatureStore<Phi, Scalar>& store, std::size_t first, std::size_t count) const {
+    if constexpr (!sparse)
+      if (options_.normalize_features) store.normalize(first, count, normalizer_);
   }
 
   /// Makes the minibatch workspace hold at least b samples.
@@ -708,6 +765,7 @@ class Ppo {
   DefaultGenerator gen_;
   ActorCritic<Scalar> nets_;
   Adam<Scalar> actor_adam_, critic_adam_;
+  FeatureNormalizer normalizer_;  // dim 0 unless options_.normalize_features
   std::size_t horizon_ = options_.total_updates;
 
   // The rollout buffer, sample s = t·n_envs + i (features: n_envs more columns for the bootstrap).
