@@ -7,7 +7,8 @@
 //     items/s is the training throughput;
 //   - the rollout alone and the update alone (that part of an iteration, timed by the thread's CPU clock);
 // for the two traces {0, 63/64} of the 45-entry one-hot view (d = 90, dense) and for a frame stack
-// of 65 views (d = 2925, 585 active entries: the sparse first layer).
+// of 65 views (d = 2925, 585 active entries: the sparse first layer); and the traces with feature
+// normalisation (PpoOptions::normalize_features: what it costs is the difference to the traces).
 //
 //   build/release/benchmarks/ppo_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -44,12 +45,14 @@ struct Setup {
   Rollout<MinigridTMaze, M> rollout;
   Ppo<Phi> agent;
 
-  explicit Setup(const M& memory) : rollout(make(memory)), agent(memory.dim(), 3, options(), 1) {
+  explicit Setup(const M& memory, bool normalize = false)
+      : rollout(make(memory)), agent(memory.dim(), 3, options(normalize), 1) {
     agent.train(rollout, 2048);  // the first update grows every buffer
   }
-  static PpoOptions options() {
+  static PpoOptions options(bool normalize) {
     PpoOptions o;
     o.total_updates = 10000;  // the README run's schedule
+    o.normalize_features = normalize;
     return o;
   }
   static Rollout<MinigridTMaze, M> make(const M& memory) {
@@ -79,15 +82,15 @@ double cpu_seconds() {
 }
 
 template <class M>
-void iteration(benchmark::State& state, const M& memory) {
-  Setup<M> s(memory);
+void iteration(benchmark::State& state, const M& memory, bool normalize = false) {
+  Setup<M> s(memory, normalize);
   for (auto _ : state) s.agent.train(s.rollout, 2048);
   state.SetItemsProcessed(state.iterations() * 2048);
 }
 
 template <class M>
-void rollout_only(benchmark::State& state, const M& memory) {
-  Setup<M> s(memory);
+void rollout_only(benchmark::State& state, const M& memory, bool normalize = false) {
+  Setup<M> s(memory, normalize);
   for (auto _ : state) {
     const double start = cpu_seconds();
     s.collect();
@@ -115,6 +118,11 @@ void BM_PpoRollout_Trace90(benchmark::State& state) { rollout_only(state, traces
 BENCHMARK(BM_PpoRollout_Trace90)->UseManualTime()->Unit(benchmark::kMillisecond);
 void BM_PpoUpdate_Trace90(benchmark::State& state) { update_only(state, traces()); }
 BENCHMARK(BM_PpoUpdate_Trace90)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_PpoIteration_Trace90Normalized(benchmark::State& state) { iteration(state, traces(), true); }
+BENCHMARK(BM_PpoIteration_Trace90Normalized)->Unit(benchmark::kMillisecond);
+void BM_PpoRollout_Trace90Normalized(benchmark::State& state) { rollout_only(state, traces(), true); }
+BENCHMARK(BM_PpoRollout_Trace90Normalized)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_PpoIteration_FrameStack2925(benchmark::State& state) { iteration(state, frames()); }
 BENCHMARK(BM_PpoIteration_FrameStack2925)->Unit(benchmark::kMillisecond);

@@ -3,10 +3,12 @@
 // (../shared/specs/ppo-tmaze.md). See docs/experiments.md.
 //
 //   ppo_tmaze                         # the official README run: corridor 64, 20.48 M steps, traces {0, 0.985}
+//   ppo_tmaze --normalize             # the same with memtrace's feature normalisation (FeatureNormalizer)
 //   ppo_tmaze --memory frame-stack    # the same with a frame stack of 65 frames ("fails to learn")
 //   ppo_tmaze --play 0000000200 --cue green --sides 1   # replay actions, print grid and view
-//   ppo_tmaze --figure                # Figure 5: success rate against corridor length, 4 memories
-//   ppo_tmaze --quick                 # a small figure in well under a minute (run by ctest)
+//   ppo_tmaze --figure                # Figure 5: success rate against corridor length, 5 memories, two recipes
+//   ppo_tmaze --long                  # corridors 64, 128, 256: hours, in the background
+//   ppo_tmaze --quick                 # normalised traces at corridor 8, in well under a minute (run by ctest)
 //   ppo_tmaze --paper --shard 3/50 --out s3            # one slice of a sweep (one of several machines)
 //   ppo_tmaze --paper --merge s0 s1 ... s49 --out paper   # the slices checked and summarized as one run
 //
@@ -14,6 +16,7 @@
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
 // evaluation's make_stream(key, n_envs + 1). Every memory and corridor of seed j therefore sees the
 // same streams, and the results do not depend on the thread count or on the shard that runs them.
+#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -57,15 +60,51 @@ const std::vector<std::pair<std::string, MemoryKind>> memory_names{{"trace", Mem
                                                                    {"trace-slow", MemoryKind::trace_slow},
                                                                    {"memoryless", MemoryKind::memoryless},
                                                                    {"frame-stack", MemoryKind::frame_stack}};
-std::string name_of(MemoryKind kind) {
+/// A sweep's memory: a kind, and for traces whether the agent normalises its features (the name
+/// with "+norm": PpoOptions::normalize_features).
+struct MemoryChoice {
+  MemoryKind kind = MemoryKind::trace;
+  bool normalize = false;
+  friend bool operator==(const MemoryChoice&, const MemoryChoice&) = default;
+};
+const std::vector<std::string> memory_flag_values{"trace",           "trace+norm", "trace-slow",
+                                                  "trace-slow+norm", "memoryless", "frame-stack"};
+bool is_trace(MemoryKind kind) { return kind == MemoryKind::trace || kind == MemoryKind::trace_slow; }
+std::string name_of(MemoryChoice m) {
   for (const auto& [name, k] : memory_names)
-    if (k == kind) return name;
+    if (k == m.kind) return name + (m.normalize ? "+norm" : "");
   return "?";
+}
+MemoryChoice parse_memory(const std::string& name) {
+  const bool normalize = name.ends_with("+norm");
+  const std::string base = normalize ? name.substr(0, name.size() - 5) : name;
+  for (const auto& [n, k] : memory_names)
+    if (n == base && (!normalize || is_trace(k))) return {k, normalize};
+  throw std::invalid_argument("unknown memory '" + name + "'");
+}
+
+/// The instruction set the program was compiled for: float sums round differently with AVX2 and
+/// FMA, so runs of two instruction sets are never compared bit for bit, mixed or resumed.
+std::string isa() {
+#if defined(__AVX2__) && defined(__FMA__)
+  return "avx2+fma";
+#elif defined(__x86_64__)
+  return "sse2";
+#else
+  return "portable";
+#endif
+}
+
+/// CPU time of the calling thread, in seconds (a sweep's run lives on one thread).
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 struct Options {
   // One run (the official README run by default).
-  MemoryKind memory = MemoryKind::trace;
+  MemoryChoice memory;
   std::vector<double> lambdas{0.0, 0.985};  // --memory trace; --figure uses {0, (k-1)/k} unless given
   std::size_t frames = 0;                   // --memory frame-stack: 0 means k + 1 (the official Window(m = k))
   std::size_t corridor = 64;
@@ -73,7 +112,8 @@ struct Options {
   std::uint64_t seed = 42;
   double discount = 0.99;
   std::size_t eval_episodes = 100;
-  PpoOptions ppo;  // every PPO constant (its discount is set from --discount or the sweep's)
+  std::size_t eval_steps = 10'000'000;  // the evaluation's step cap (binds only beyond corridor 128)
+  PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
   bool plot = true;
@@ -83,11 +123,11 @@ struct Options {
   std::string cue = "green";
   std::size_t sides = 1;
   // Sweeps.
-  bool figure = false, quick = false, paper = false;
+  bool figure = false, quick = false, paper = false, long_corridors = false;
   Shard shard;                     // --shard: this machine's slice of the sweep's runs
   std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
   std::vector<std::size_t> corridors{8, 16, 32, 64};
-  std::vector<std::string> memories{"trace", "trace-slow", "memoryless", "frame-stack"};
+  std::vector<std::string> memories{"trace", "trace+norm", "trace-slow", "memoryless", "frame-stack"};
   std::vector<double> discounts{0.99};
   std::size_t seeds = 5;
   std::vector<std::size_t> sweep_steps;  // per corridor (one value: all corridors)
@@ -102,19 +142,43 @@ double lambda_of(std::size_t k) { return static_cast<double>(k - 1) / static_cas
 
 /// One run of a sweep.
 struct RunSpec {
-  MemoryKind memory;
+  MemoryChoice memory;
   std::size_t corridor;
   double discount;
   std::size_t seed;  // index: the run's streams are stream_key(Options::seed, seed)
   std::size_t steps;
 };
 
+/// The means of PPO's per-update diagnostics over the updates of one curve bin.
+struct Diagnostics {
+  std::size_t updates = 0;
+  double entropy = 0, value_loss = 0, advantage_std = 0, approx_kl = 0, clip_fraction = 0;
+  void add(const PpoStats& s) {
+    ++updates;
+    entropy += s.entropy;
+    value_loss += s.value_loss;
+    advantage_std += s.advantage_std;
+    approx_kl += s.approx_kl;
+    clip_fraction += s.clip_fraction;
+  }
+  [[nodiscard]] std::vector<double> means() const {
+    const double n = static_cast<double>(updates);
+    return {entropy / n, value_loss / n, advantage_std / n, approx_kl / n, clip_fraction / n};
+  }
+};
+const std::vector<std::string> diagnostics_columns{"updates",       "entropy",   "value_loss",
+                                                   "advantage_std", "approx_kl", "clip_fraction"};
+
 struct RunResult {
   double train_success = 0;  // over all training episodes
-  double eval_success = 0;   // over the evaluation's episodes
+  double eval_success = 0;   // successes / eval_episodes (episodes cut off by the step cap are failures)
+  double eval_goal = 0;      // evaluation episodes that reached either goal / eval_episodes (0: collapsed)
+  std::size_t eval_steps = 0;
   std::size_t train_episodes = 0;
-  double seconds = 0;
+  double seconds = 0;                                 // wall time
+  double cpu_seconds = 0;                             // CPU time of the run's thread
   std::vector<std::pair<std::size_t, double>> curve;  // (env steps, success of the episodes ended since the last point)
+  std::vector<Diagnostics> diagnostics;               // per curve point: the updates since the last point
 };
 
 /// Progress of one run on stderr: steps, success rate of the recent episodes, steps/s, time left.
@@ -162,8 +226,10 @@ template <class M>
 RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
   using Phi = features_t<M>;
   const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
   PpoOptions po = o.ppo;
   po.discount = spec.discount;
+  po.normalize_features = spec.memory.normalize;
   po.truncation = o.textbook_truncation ? TruncationMode::textbook : TruncationMode::official;
   const std::uint64_t key = stream_key(o.seed, spec.seed);
   std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
@@ -184,10 +250,12 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   // episodes that ended since the previous point.
   const std::vector<std::size_t> curve_at = curve_steps(total, batch, o.curve_points);
   std::size_t next_point = 0, bin_episodes = 0, bin_successes = 0;
+  Diagnostics bin_diagnostics;
   std::vector<bool> recent;  // the last 100 episodes' success, for the progress line
   std::size_t recent_next = 0, recent_successes = 0;
   Progress line(progress, total);
   agent.train(rollout, spec.steps, [&](const PpoStats& stats) {
+    bin_diagnostics.add(stats);
     for (const EpisodeEnd& e : stats.episodes) {
       const bool success = e.episode_return > 0.5;  // reward 1 exactly on the success cell
       ++result.train_episodes;
@@ -207,7 +275,9 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
       result.curve.emplace_back(
           stats.env_steps, bin_episodes == 0 ? std::numeric_limits<double>::quiet_NaN()
                                              : static_cast<double>(bin_successes) / static_cast<double>(bin_episodes));
+      result.diagnostics.push_back(bin_diagnostics);
       bin_episodes = bin_successes = 0;
+      bin_diagnostics = {};
       ++next_point;
     }
     line.update(stats.env_steps, recent.empty()
@@ -217,11 +287,17 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.train_success =
       result.train_episodes == 0 ? 0.0 : static_cast<double>(successes) / static_cast<double>(result.train_episodes);
   DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
-  const auto episodes = agent.evaluate(MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes);
-  std::size_t eval_successes = 0;
-  for (const EpisodeEnd& e : episodes) eval_successes += e.episode_return > 0.5;
-  result.eval_success = static_cast<double>(eval_successes) / static_cast<double>(episodes.size());
+  const auto episodes = agent.evaluate(MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps);
+  std::size_t eval_successes = 0, eval_goals = 0;
+  for (const EpisodeEnd& e : episodes) {
+    eval_successes += e.episode_return > 0.5;
+    eval_goals += e.terminated;  // only a goal terminates an episode
+    result.eval_steps += e.length;
+  }
+  result.eval_success = static_cast<double>(eval_successes) / static_cast<double>(o.eval_episodes);
+  result.eval_goal = static_cast<double>(eval_goals) / static_cast<double>(o.eval_episodes);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.cpu_seconds = thread_cpu_seconds() - cpu_start;
   return result;
 }
 
@@ -229,7 +305,7 @@ constexpr std::size_t view_dim = MinigridTMaze::observation_dim;
 
 RunResult run_one(const Options& o, const RunSpec& spec, const std::vector<double>& lambdas, std::size_t frames,
                   bool progress) {
-  switch (spec.memory) {
+  switch (spec.memory.kind) {
     case MemoryKind::trace:
     case MemoryKind::trace_slow:
       // Non-episodic traces of the official code: reset to 0, then the first view (TraceInit::zero).
@@ -243,7 +319,8 @@ RunResult run_one(const Options& o, const RunSpec& spec, const std::vector<doubl
 }
 
 /// The memory's λ (traces) and frames (frame stacks) of a sweep's run at corridor k.
-std::vector<double> sweep_lambdas(const Options& o, MemoryKind kind, std::size_t k, bool lambdas_given) {
+std::vector<double> sweep_lambdas(const Options& o, MemoryChoice memory, std::size_t k, bool lambdas_given) {
+  const MemoryKind kind = memory.kind;
   if (kind == MemoryKind::trace) return lambdas_given ? o.lambdas : std::vector<double>{0.0, lambda_of(k)};
   return {lambda_of(k)};  // trace-slow
 }
@@ -253,9 +330,9 @@ std::size_t frames_of(const Options& o, std::size_t k) { return o.frames != 0 ? 
 /// traces are dense (45 inputs per λ), frame stacks cost their 9 active cells per frame.
 double run_cost(const Options& o, const RunSpec& r, bool lambdas_given) {
   double inputs = 9.0;  // memoryless: one view
-  if (r.memory == MemoryKind::trace || r.memory == MemoryKind::trace_slow)
+  if (is_trace(r.memory.kind))
     inputs = 45.0 * static_cast<double>(sweep_lambdas(o, r.memory, r.corridor, lambdas_given).size());
-  if (r.memory == MemoryKind::frame_stack) inputs = 9.0 * static_cast<double>(frames_of(o, r.corridor));
+  if (r.memory.kind == MemoryKind::frame_stack) inputs = 9.0 * static_cast<double>(frames_of(o, r.corridor));
   return static_cast<double>(r.steps) * (59136.0 + 640.0 * inputs);
 }
 
@@ -288,6 +365,21 @@ int play(const Options& o) {
   return 0;
 }
 
+std::string join(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) line += (i > 0 ? "," : "") + fields[i];
+  return line + "\n";
+}
+
+/// diagnostics.csv's numbers of one curve bin (empty fields when no update fell in it).
+std::vector<std::string> diagnostics_row(const Diagnostics& d) {
+  std::vector<std::string> row{csv_field(d.updates)};
+  for (const double x : d.means()) row.push_back(d.updates == 0 ? std::string() : csv_field(x));
+  return row;
+}
+
+std::string experiment_description(const Options& o, bool lambdas_given);
+
 // ---------------------------------------------------------------------------------------------
 // One run (the README run)
 
@@ -297,31 +389,41 @@ int single(const Options& o) {
   record_provenance(dir, o.provenance, true);  // a single run rewrites its files
   const RunSpec spec{o.memory, o.corridor, o.discount, 0, o.steps};
   const std::vector<double> lambdas =
-      o.memory == MemoryKind::trace_slow ? std::vector<double>{lambda_of(o.corridor)} : o.lambdas;
+      o.memory.kind == MemoryKind::trace_slow ? std::vector<double>{lambda_of(o.corridor)} : o.lambdas;
   const std::size_t frames = frames_of(o, o.corridor);
   std::printf("PPO in the Minigrid T-maze: corridor %zu, %s", o.corridor, name_of(o.memory).c_str());
-  if (o.memory == MemoryKind::trace || o.memory == MemoryKind::trace_slow) {
+  if (is_trace(o.memory.kind)) {
     std::printf(" (lambdas");
     for (double l : lambdas) std::printf(" %s", csv_field(l).c_str());
     std::printf(")");
   }
-  if (o.memory == MemoryKind::frame_stack) std::printf(" (%zu frames)", frames);
-  std::printf(", %zu steps, discount %s, seed %llu\n", o.steps, csv_field(o.discount).c_str(),
-              static_cast<unsigned long long>(o.seed));
+  if (o.memory.kind == MemoryKind::frame_stack) std::printf(" (%zu frames)", frames);
+  std::printf(", %zu steps, discount %s, seed %llu, %s build\n", o.steps, csv_field(o.discount).c_str(),
+              static_cast<unsigned long long>(o.seed), isa().c_str());
+  // What this run is, before any work: its flags' meaning, as a sweep's experiment.txt says.
+  std::ostringstream what;
+  what << experiment_description(o, true) << "memory=" << name_of(o.memory) << "\ncorridor=" << o.corridor
+       << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n';
+  detail::write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true);
-  std::string curve = "steps,success\n";
-  for (const auto& [steps, success] : r.curve)
+  std::string curve = "steps,success\n", diagnostics = "steps," + join(diagnostics_columns);
+  for (std::size_t p = 0; p < r.curve.size(); ++p) {
+    const auto& [steps, success] = r.curve[p];
     curve += csv_field(steps) + "," + (std::isnan(success) ? std::string() : csv_field(success)) + "\n";
-  { std::ofstream(dir / "curve.csv") << curve; }
+    diagnostics += csv_field(steps) + "," + join(diagnostics_row(r.diagnostics[p]));
+  }
+  detail::write_text_atomically(dir / "curve.csv", curve);
+  detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
   std::printf("training: %zu episodes, success rate %.3f over all of them", r.train_episodes, r.train_success);
   if (!r.curve.empty() && !std::isnan(r.curve.back().second))
     std::printf(", %.3f over the last %.0f%% of the steps", r.curve.back().second,
                 100.0 / static_cast<double>(r.curve.size()));
-  std::printf("\nevaluation (%zu episodes, stochastic policy): success rate %.2f\n", o.eval_episodes, r.eval_success);
+  std::printf("\nevaluation (%zu episodes, stochastic policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
+              o.eval_episodes, r.eval_steps, r.eval_success, r.eval_goal);
   std::printf(
-      "%.1f s (%.0fk steps/s, evaluation included); wrote %s\n", r.seconds,
+      "%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
       static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
-      (dir / "curve.csv").c_str());
+      (dir / "curve.csv").c_str(), (dir / "diagnostics.csv").c_str());
   if (o.plot) {
     if (!examples::draw_figure("ppo_tmaze_curve.gp", dir / "ppo_tmaze_curve.png",
                                {{"csv", (dir / "curve.csv").string()},
@@ -358,17 +460,11 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     s << "0 (k-1)/k";
   s << "\nframes=" << (o.frames != 0 ? std::to_string(o.frames) : std::string("k+1"))
     << "\ncurve_points=" << o.curve_points
-    << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start\n";
-#ifdef MEMTRACE_EXAMPLE_ISA
-  s << "isa=" << MEMTRACE_EXAMPLE_ISA << '\n';  // MEMTRACE_EXAMPLES_AVX2: float sums round differently
-#endif
+    << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start"
+    << "\neval_steps=" << o.eval_steps << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip "
+    << csv_field(p.normalizer.clip) << " (memories named +norm)"
+    << "\nisa=" << isa() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
-}
-
-std::string join(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i > 0 ? "," : "") + fields[i];
-  return line + "\n";
 }
 
 int sweep(const Options& o, bool lambdas_given) {
@@ -377,22 +473,23 @@ int sweep(const Options& o, bool lambdas_given) {
   if (fs::exists(dir) && !fs::is_directory(dir))
     throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
   const std::string description = experiment_description(o, lambdas_given);
-  const std::vector<std::string> runs_header{"memory",   "corridor",      "seed",         "steps",
-                                             "discount", "train_success", "eval_success", "seconds"};
+  const std::vector<std::string> runs_header{"memory",        "corridor",     "seed",      "steps",   "discount",
+                                             "train_success", "eval_success", "eval_goal", "seconds", "cpu_seconds"};
   const std::vector<std::string> curves_header{"memory",   "corridor", "seed",   "steps",
                                                "discount", "at_steps", "success"};
+  std::vector<std::string> diagnostics_header{"memory", "corridor", "seed", "steps", "discount", "at_steps"};
+  diagnostics_header.insert(diagnostics_header.end(), diagnostics_columns.begin(), diagnostics_columns.end());
+  const std::vector<std::string> files{"runs.csv", "curves.csv", "diagnostics.csv"};
 
-  std::vector<MemoryKind> kinds;
-  for (const std::string& name : o.memories)
-    for (const auto& [n, k] : memory_names)
-      if (n == name) kinds.push_back(k);
+  std::vector<MemoryChoice> kinds;
+  for (const std::string& name : o.memories) kinds.push_back(parse_memory(name));
   // Runs in a fixed order: γ, corridor, memory, seed (run = setting · seeds + seed). Shard I of N
   // runs the runs i with i mod N = I: ⌊S/N⌋ or ⌈S/N⌉ of the S seeds of every setting, so shards of
   // cheap and expensive settings alike take about the same time.
   std::vector<RunSpec> specs;
   for (double discount : o.discounts)
     for (std::size_t c = 0; c < o.corridors.size(); ++c)
-      for (MemoryKind kind : kinds)
+      for (const MemoryChoice kind : kinds)
         for (std::size_t seed = 0; seed < o.seeds; ++seed)
           specs.push_back({kind, o.corridors[c], discount, seed, steps_of(o, c)});
   const auto key_of = [](const RunSpec& r) {
@@ -400,10 +497,10 @@ int sweep(const Options& o, bool lambdas_given) {
   };
 
   if (!o.merge.empty()) {
-    // Both files of every shard are checked (one experiment, every run and every curve point
-    // exactly once) before --out is touched; the curves are written first, since a run counts as
-    // finished once its runs.csv row exists. The sweep below then finds every run done and
-    // writes the summary as after a run on one machine.
+    // Every file of every shard is checked (one experiment, every run and every curve point
+    // exactly once) before --out is touched; the curves and diagnostics are written first, since a
+    // run counts as finished once its runs.csv row exists. The sweep below then finds every run
+    // done and writes the summary as after a run on one machine.
     const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
     MergeSpec runs_spec{description, "runs.csv", runs_header, 5, {}};
     MergeSpec curves_spec{description, "curves.csv", curves_header, 6, {}};
@@ -417,24 +514,28 @@ int sweep(const Options& o, bool lambdas_given) {
         curves_spec.keys.push_back(std::move(key));
       }
     }
+    const MergeSpec diagnostics_spec{description, "diagnostics.csv", diagnostics_header, 6, curves_spec.keys};
     const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
     check_provenance_versions(folders, o.allow_version_change);
     const CsvTable runs = merge_shards(folders, runs_spec);
     const CsvTable curves = merge_shards(folders, curves_spec);
-    prepare_results_folder(dir, description, Shard{}, {"runs.csv", "curves.csv"});
+    const CsvTable diagnostics = merge_shards(folders, diagnostics_spec);
+    prepare_results_folder(dir, description, Shard{}, files);
     record_provenance(dir, o.provenance, o.allow_version_change);
     const std::size_t added_curves = write_merged(dir, curves, curves_spec);
+    write_merged(dir, diagnostics, diagnostics_spec);
     const std::size_t added = write_merged(dir, runs, runs_spec);
     examples::record_shard_provenance(dir, folders);
     std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
                 added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
   } else {
-    prepare_results_folder(dir, description, o.shard, {"runs.csv", "curves.csv"});  // before any work
+    prepare_results_folder(dir, description, o.shard, files);  // before any work
     record_provenance(dir, o.provenance, o.allow_version_change);
   }
   {
     ResultsCsv runs(dir / "runs.csv", runs_header, 5);
     ResultsCsv curves(dir / "curves.csv", curves_header, 6);
+    ResultsCsv diagnostics(dir / "diagnostics.csv", diagnostics_header, 6);
     std::vector<std::size_t> todo;
     for (const std::size_t i : o.shard.runs(specs.size()))
       if (!runs.contains(key_of(specs[i]))) todo.push_back(i);
@@ -450,15 +551,21 @@ int sweep(const Options& o, bool lambdas_given) {
           const RunResult r = run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given),
                                       frames_of(o, spec.corridor), false);
           // The curve first: a run counts as finished once its runs.csv row exists.
-          for (const auto& [at, success] : r.curve) {
+          for (std::size_t p = 0; p < r.curve.size(); ++p) {
             auto row = key_of(spec);
-            row.push_back(csv_field(at));
+            row.push_back(csv_field(r.curve[p].first));
+            if (!diagnostics.contains(row)) {
+              auto d = row;
+              for (std::string& x : diagnostics_row(r.diagnostics[p])) d.push_back(std::move(x));
+              diagnostics.append(d);
+            }
             if (curves.contains(row)) continue;
-            row.push_back(std::isnan(success) ? std::string() : csv_field(success));
+            row.push_back(std::isnan(r.curve[p].second) ? std::string() : csv_field(r.curve[p].second));
             curves.append(row);
           }
           auto row = key_of(spec);
-          for (double x : {r.train_success, r.eval_success, r.seconds}) row.push_back(csv_field(x));
+          for (double x : {r.train_success, r.eval_success, r.eval_goal, r.seconds, r.cpu_seconds})
+            row.push_back(csv_field(x));
           runs.append(row);
         },
         SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_tmaze runs"});
@@ -474,17 +581,23 @@ int sweep(const Options& o, bool lambdas_given) {
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
   const CsvTable table = read_csv(dir / "runs.csv");
+  // Seeds are counted by their evaluation: solved (success >= 0.9), half-solved (0.4 <= success <
+  // 0.9: typically right in some of the four layouts) and collapsed (no episode reached a goal).
+  // The mean CPU time of a run is printed, not written: summary.csv is a function of the flags.
   const std::string header =
-      "memory,corridor,discount,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high\n";
+      "memory,corridor,discount,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high,"
+      "solved,half_solved,collapsed\n";
   std::string summary = header, figure = header;
-  std::printf("%-12s %8s %8s %6s %10s  %-24s %-24s\n", "memory", "corridor", "discount", "seeds", "steps",
-              "train success [95% CI]", "eval success [95% CI]");
+  std::printf("%-16s %8s %8s %6s %10s  %-24s %-24s %-17s %s\n", "memory", "corridor", "discount", "seeds", "steps",
+              "train success [95% CI]", "eval success [95% CI]", "solved/half/coll.", "CPU s a run");
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
-    for (MemoryKind kind : kinds) {
+    for (const MemoryChoice kind : kinds) {
       std::string best_row;
       double best_mean = -1;
       for (double discount : o.discounts) {
         std::vector<double> train, eval;
+        std::size_t solved = 0, half = 0, collapsed = 0;
+        double cpu = 0;
         for (std::size_t seed = 0; seed < o.seeds; ++seed) {
           const RunSpec spec{kind, o.corridors[c], discount, seed, steps_of(o, c)};
           const auto key = key_of(spec);
@@ -492,6 +605,10 @@ int sweep(const Options& o, bool lambdas_given) {
             if (std::equal(key.begin(), key.end(), table.rows[r].begin())) {
               train.push_back(table.number<double>(r, 5));
               eval.push_back(table.number<double>(r, 6));
+              solved += eval.back() >= 0.9;
+              half += eval.back() >= 0.4 && eval.back() < 0.9;
+              collapsed += table.number<double>(r, 7) == 0.0;
+              cpu += table.number<double>(r, 9);
               break;
             }
         }
@@ -499,8 +616,10 @@ int sweep(const Options& o, bool lambdas_given) {
           throw std::logic_error("runs.csv lacks runs of " + name_of(kind) + " corridor " +
                                  std::to_string(o.corridors[c]) + " discount " + csv_field(discount));
         const Summary t = summarize(train), e = summarize(eval);
-        const std::string line = join(csv_row(name_of(kind), o.corridors[c], discount, o.seeds, steps_of(o, c), t.mean,
-                                              t.ci_low, t.ci_high, e.mean, e.ci_low, e.ci_high));
+        cpu /= static_cast<double>(o.seeds);
+        const std::string line =
+            join(csv_row(name_of(kind), o.corridors[c], discount, o.seeds, steps_of(o, c), t.mean, t.ci_low, t.ci_high,
+                         e.mean, e.ci_low, e.ci_high, solved, half, collapsed));
         summary += line;
         if (t.mean > best_mean) {
           best_mean = t.mean;
@@ -509,8 +628,10 @@ int sweep(const Options& o, bool lambdas_given) {
         char ci_t[64], ci_e[64];
         std::snprintf(ci_t, sizeof ci_t, "%.3f [%.3f, %.3f]", t.mean, t.ci_low, t.ci_high);
         std::snprintf(ci_e, sizeof ci_e, "%.3f [%.3f, %.3f]", e.mean, e.ci_low, e.ci_high);
-        std::printf("%-12s %8zu %8s %6zu %10zu  %-24s %-24s\n", name_of(kind).c_str(), o.corridors[c],
-                    csv_field(discount).c_str(), o.seeds, steps_of(o, c), ci_t, ci_e);
+        char counts[32];
+        std::snprintf(counts, sizeof counts, "%zu/%zu/%zu", solved, half, collapsed);
+        std::printf("%-16s %8zu %8s %6zu %10zu  %-24s %-24s %-17s %.0f\n", name_of(kind).c_str(), o.corridors[c],
+                    csv_field(discount).c_str(), o.seeds, steps_of(o, c), ci_t, ci_e, counts, cpu);
       }
       figure += best_row;
     }
@@ -549,9 +670,15 @@ int main(int argc, char** argv) {
   const CLI::Validator positive = number_check(
       "positive and finite", [](double x) { return x > 0 && x < std::numeric_limits<double>::infinity(); });
   std::string memory = "trace";
-  app.add_option("--memory", memory, "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack")
-      ->check(CLI::IsMember({"trace", "trace-slow", "memoryless", "frame-stack"}))
+  app.add_option("--memory", memory,
+                 "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack; a trace with +norm "
+                 "(trace+norm) normalises its features, as --normalize does")
+      ->check(CLI::IsMember(memory_flag_values))
       ->capture_default_str();
+  bool normalize = false;
+  app.add_flag("--normalize", normalize,
+               "Normalise the features with running statistics (FeatureNormalizer; traces only): --memory trace "
+               "--normalize is --memory trace+norm");
   app.add_option("--lambdas", o.lambdas, "λ of the traces (--memory trace); --figure: {0, (k-1)/k} unless given")
       ->check(unit_open)
       ->expected(1, -1)
@@ -571,6 +698,10 @@ int main(int argc, char** argv) {
   app.add_option("--discount", o.discount, "Discount γ")->check(unit)->capture_default_str();
   app.add_option("--eval-episodes", o.eval_episodes, "Episodes of the final evaluation (stochastic policy)")
       ->check(positive_int)
+      ->capture_default_str();
+  app.add_option("--eval-steps", o.eval_steps,
+                 "Step cap of the evaluation: episodes not finished within it count as failures")
+      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }))
       ->capture_default_str();
   app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int)->capture_default_str();
   app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int)->capture_default_str();
@@ -616,18 +747,23 @@ int main(int argc, char** argv) {
   app.add_option("--sides", o.sides, "--play: 1 puts green on the upper goal, 0 on the lower")
       ->check(CLI::IsMember({"0", "1"}))
       ->capture_default_str();
-  app.add_flag("--figure", o.figure, "Figure 5: success rate against corridor length for the four memories");
+  app.add_flag("--figure", o.figure,
+               "Figure 5: success rate against corridor length for the official recipe's four memories and the "
+               "normalised traces (trace+norm)");
   app.add_flag("--quick", o.quick,
-               "A small sweep in about half a minute on two cores: corridor 8, traces {0, 7/8} and the memoryless "
-               "agent, 3 seeds x 2 M steps");
+               "A small sweep in well under a minute on two cores: corridor 8, normalised traces {0, 7/8} "
+               "(trace+norm) and the memoryless agent, 3 seeds x 1 M steps");
+  app.add_flag("--long", o.long_corridors,
+               "Where the paper's claim lives: corridors 64, 128, 256 with 20.48, 50 and 100 M steps, normalised and "
+               "official traces, 5 seeds (hours: run in the background, resumable; frame stacks by --memories)");
   app.add_flag("--paper", o.paper,
                "The paper's configuration (50 seeds, 1.024e9 steps, γ in {0.9, 0.99, 0.999}): far beyond one machine");
   app.add_option("--corridors", o.corridors, "Sweeps: corridor lengths")
       ->check(number_check("an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; }))
       ->expected(1, -1)
       ->capture_default_str();
-  app.add_option("--memories", o.memories, "Sweeps: memories")
-      ->check(CLI::IsMember({"trace", "trace-slow", "memoryless", "frame-stack"}))
+  app.add_option("--memories", o.memories, "Sweeps: memories (as --memory)")
+      ->check(CLI::IsMember(memory_flag_values))
       ->expected(1, -1)
       ->capture_default_str();
   app.add_option("--discounts", o.discounts,
@@ -661,8 +797,6 @@ int main(int argc, char** argv) {
                "Resume a results folder written by another memtrace version (provenance.txt)");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
-  for (const auto& [name, kind] : memory_names)
-    if (name == memory) o.memory = kind;
   o.ppo.anneal_lr = !constant_lr;
   const bool lambdas_given = app.count("--lambdas") > 0;
   try {
@@ -673,21 +807,38 @@ int main(int argc, char** argv) {
             "--shard and --merge cannot be combined: run each shard with --shard, then merge their folders with "
             "--merge (without --shard)");
     }
-    if ((app.count("--shard") != 0 || !o.merge.empty()) && !(o.figure || o.quick || o.paper))
+    const bool sweep_preset = o.figure || o.quick || o.paper || o.long_corridors;
+    if ((app.count("--shard") != 0 || !o.merge.empty()) && !sweep_preset)
       throw std::invalid_argument(std::string(app.count("--shard") != 0 ? "--shard" : "--merge") +
-                                  " splits a sweep: give it with --figure, --quick or --paper");
+                                  " splits a sweep: give it with --figure, --quick, --long or --paper");
+    o.memory = parse_memory(memory);
+    if (normalize) {
+      if (!is_trace(o.memory.kind))
+        throw std::invalid_argument("--normalize normalises traces; --memory " + memory + " is not one");
+      if (app.count("--memories") != 0 || sweep_preset)
+        throw std::invalid_argument("--normalize is for one run; a sweep takes memories named +norm in --memories");
+      o.memory.normalize = true;
+    }
     if (!o.play.empty()) return play(o);
-    if (o.figure || o.quick || o.paper) {
-      if (int(o.figure) + int(o.quick) + int(o.paper) > 1)
-        throw std::invalid_argument("--figure, --quick and --paper exclude each other");
+    if (sweep_preset) {
+      if (int(o.figure) + int(o.quick) + int(o.paper) + int(o.long_corridors) > 1)
+        throw std::invalid_argument("--figure, --quick, --long and --paper exclude each other");
       if (app.count("--out") == 0)
-        o.out = o.quick ? "ppo_tmaze_quick" : o.paper ? "ppo_tmaze_paper" : "ppo_tmaze_figure";
-      if (o.quick) {  // docs/experiments.md: traces learn at corridor 8 in 2 M steps for 7 of 8 seeds
+        o.out = o.quick            ? "ppo_tmaze_quick"
+                : o.paper          ? "ppo_tmaze_paper"
+                : o.long_corridors ? "ppo_tmaze_long"
+                                   : "ppo_tmaze_figure";
+      if (o.quick) {  // docs/experiments.md: normalised traces learn corridor 8 in 1 M steps (calibration)
         if (app.count("--corridors") == 0) o.corridors = {8};
-        if (app.count("--memories") == 0) o.memories = {"trace", "memoryless"};
+        if (app.count("--memories") == 0) o.memories = {"trace+norm", "memoryless"};
         if (app.count("--seeds") == 0) o.seeds = 3;
-        if (o.sweep_steps.empty()) o.sweep_steps = {2'000'000};
-      } else if (o.paper) {
+        if (o.sweep_steps.empty()) o.sweep_steps = {1'000'000};
+      } else if (o.long_corridors) {
+        if (app.count("--corridors") == 0) o.corridors = {64, 128, 256};
+        if (app.count("--memories") == 0) o.memories = {"trace+norm", "trace"};
+        if (o.sweep_steps.empty()) o.sweep_steps = {20'480'000, 50'000'000, 100'000'000};
+      } else if (o.paper) {  // the paper's memories and recipe
+        if (app.count("--memories") == 0) o.memories = {"trace", "trace-slow", "memoryless", "frame-stack"};
         if (app.count("--seeds") == 0) o.seeds = 50;
         if (app.count("--discounts") == 0) o.discounts = {0.9, 0.99, 0.999};
         if (o.sweep_steps.empty()) o.sweep_steps = {1'024'000'000};

@@ -9,6 +9,8 @@
 # newest one-hot observations side by side), so both are drawn in one colour.
 c_trace = '#1f77b4'       # memory trace
 c_trace2 = '#17becf'      # a second memory trace (another λ) in the same figure
+c_trace_norm = '#6a3d9a'  # memory traces whose features an agent normalises (ppo_tmaze's +norm)
+c_trace2_norm = '#b15928' # the second trace, normalised
 c_window = '#d62728'      # full window (one table entry per window)
 c_concat = '#2ca02c'      # concatenated window
 c_frame_stack = c_concat  # frame stack

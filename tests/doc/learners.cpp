@@ -4,6 +4,7 @@
 #include <memtrace/env/noisy_random_walk.hpp>
 #include <memtrace/experiment/run.hpp>
 #include <memtrace/learn/adam.hpp>
+#include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/mlp.hpp>
 #include <memtrace/learn/td.hpp>
 #include <memtrace/learn/td_bank.hpp>
@@ -90,10 +91,31 @@ bool sparse_input() {
   return out.cols() == 256;
 }
 
+bool normalised_td() {
+  memtrace::NoisyRandomWalk env;
+  memtrace::Xoshiro256StarStar gen(3);
+  memtrace::MemoryTrace<> trace(0.9, env.num_observations());
+  memtrace::FeatureNormalizer normalizer(trace.dim());
+  memtrace::LinearTd td(trace.dim(), 0.01);
+  Eigen::VectorXd phi(trace.dim()), phi_next(trace.dim());
+  trace.reset(env.reset(gen));
+  normalizer.update(trace.features());
+  normalizer.normalize(trace.features(), phi);
+  for (int t = 0; t < 10000; ++t) {
+    const auto step = env.step(gen);
+    trace.update(step.observation);
+    normalizer.update(trace.features());  // every vector the learner sees, once
+    normalizer.normalize(trace.features(), phi_next);
+    td.update(phi, step.reward, step.terminated ? 0.0 : 0.99, phi_next);
+    phi.swap(phi_next);
+  }
+  return normalizer.count() == 10001 && td.weights().allFinite() && phi.cwiseAbs().maxCoeff() <= 10.0;
+}
+
 }  // namespace
 
 int main() {
-  const bool ok = td_bank() && run_loop() && shared_walk() && networks() && sparse_input();
+  const bool ok = td_bank() && run_loop() && shared_walk() && networks() && sparse_input() && normalised_td();
   std::puts(ok ? "docs/learners.md: ok" : "docs/learners.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -785,6 +785,15 @@ TEST_CASE(
     steps += e.length;
     CHECK(e.step + 1 == steps);
   }
+
+  // A step cap: the same episodes up to the cap, and none that was still running at it.
+  const std::size_t cap = a[9].step + 1 + a[10].length / 2;  // within episode 10, before its last step
+  DefaultGenerator capped_gen(3);
+  const auto capped = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, capped_gen, 25, cap);
+  REQUIRE(capped.size() == 10);
+  CHECK(std::equal(capped.begin(), capped.end(), a.begin()));
+  DefaultGenerator uncapped_gen(3);
+  CHECK(agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, uncapped_gen, 25, steps) == a);
 }
 
 // ---------------------------------------------------------------------------------------------

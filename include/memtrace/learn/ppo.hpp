@@ -510,11 +510,13 @@ class Ppo {
   /// The official evaluation (spec §6): `episodes` episodes of a copy of env with a copy of memory,
   /// one after the other (Rollout with one environment: memory reset with the environment at every
   /// episode start), acting with policy(), drawing from gen (which advances). Returns the episodes
-  /// (env 0, step counted from the first step of the evaluation); every episode must end
-  /// (terminate or be truncated).
+  /// (env 0, step counted from the first step of the evaluation). It stops early after max_steps
+  /// steps (an episode still running then is not returned): fewer than `episodes` come back when
+  /// the cap binds, so that a policy that never ends its episodes is evaluated in bounded time.
   template <class Env, class M, std::uniform_random_bit_generator G>
-  requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(const Env& env, const M& memory, G& gen,
-                                                                             std::size_t episodes) {
+  requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
+      const Env& env, const M& memory, G& gen, std::size_t episodes,
+      std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
     if (static_cast<std::size_t>(memory.dim()) != input_dim())
       detail::invalid("Ppo::evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", input_dim());
     std::vector<EpisodeEnd> out;
@@ -522,7 +524,7 @@ class Ppo {
     Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
     PpoPolicy<Phi, Scalar> pi = policy();
     std::size_t t = 0;
-    while (out.size() < episodes) {
+    while (out.size() < episodes && t < max_steps) {
       one.step(pi, [&](const RolloutBatch<Phi>& batch) {
         const ActedStep& s = batch.steps[0];
         if (s.terminated || s.truncated)
