@@ -65,7 +65,6 @@ const std::vector<std::pair<std::string, MemoryKind>> memory_names{{"trace", Mem
 struct MemoryChoice {
   MemoryKind kind = MemoryKind::trace;
   bool normalize = false;
-  friend bool operator==(const MemoryChoice&, const MemoryChoice&) = default;
 };
 const std::vector<std::string> memory_flag_values{"trace",           "trace+norm", "trace-slow",
                                                   "trace-slow+norm", "memoryless", "frame-stack"};
