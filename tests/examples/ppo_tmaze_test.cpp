@@ -240,6 +240,14 @@ TEST_CASE("ppo_tmaze refuses bad flags, naming them") {
   CHECK_THAT(memtrace::test::slurp(temp() / "bad4.log.err"), Catch::Contains("--sweep-steps"));
   CHECK(run_program("--discount 1.5", temp() / "bad5.log") != 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad5.log.err"), Catch::Contains("--discount"));
+  CHECK(run_program("--quick --long", temp() / "bad6.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad6.log.err"),
+             Catch::Contains("--figure, --quick, --long and --paper exclude each other"));
+  CHECK(run_program("--memory frame-stack --normalize", temp() / "bad7.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad7.log.err"),
+             Catch::Contains("--normalize normalises traces; --memory frame-stack is not one"));
+  CHECK(run_program("--memories frame-stack+norm --quick", temp() / "bad8.log") != 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad8.log.err"), Catch::Contains("--memories"));
 }
 
 TEST_CASE("ppo_tmaze --shard I/N and --merge: two shards merged give the unsplit sweep's files byte for byte") {
