@@ -82,16 +82,23 @@ MemoryChoice parse_memory(const std::string& name) {
   throw std::invalid_argument("unknown memory '" + name + "'");
 }
 
-/// The instruction set the program was compiled for: float sums round differently with AVX2 and
-/// FMA, so runs of two instruction sets are never compared bit for bit, mixed or resumed.
+/// The instruction set the program was compiled for, and the SIMD sets Eigen's kernels use: float
+/// sums round differently under each, so runs of two builds are never compared bit for bit, mixed or
+/// resumed. (Whether the compiler may fuse multiplies and adds, -ffp-contract, is not visible here:
+/// CMake passes -ffp-contract=off with AVX2.)
 std::string isa() {
-#if defined(__AVX2__) && defined(__FMA__)
-  return "avx2+fma";
+#if defined(__AVX512F__)
+  std::string name = "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+  std::string name = "avx2+fma";
+#elif defined(__AVX__)
+  std::string name = "avx";
 #elif defined(__x86_64__)
-  return "sse2";
+  std::string name = "sse2";
 #else
-  return "portable";
+  std::string name = "portable";
 #endif
+  return name + " (Eigen: " + Eigen::SimdInstructionSetsInUse() + ")";
 }
 
 /// CPU time of the calling thread, in seconds (a sweep's run lives on one thread).
@@ -293,6 +300,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
     eval_goals += e.terminated;  // only a goal terminates an episode
     result.eval_steps += e.length;
   }
+  if (episodes.size() < o.eval_episodes) result.eval_steps = o.eval_steps;  // the cap bound
   result.eval_success = static_cast<double>(eval_successes) / static_cast<double>(o.eval_episodes);
   result.eval_goal = static_cast<double>(eval_goals) / static_cast<double>(o.eval_episodes);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -400,8 +408,10 @@ int single(const Options& o) {
   std::printf(", %zu steps, discount %s, seed %llu, %s build\n", o.steps, csv_field(o.discount).c_str(),
               static_cast<unsigned long long>(o.seed), isa().c_str());
   // What this run is, before any work: its flags' meaning, as a sweep's experiment.txt says.
+  Options described = o;
+  described.lambdas = lambdas;  // trace-slow runs with (k - 1)/k
   std::ostringstream what;
-  what << experiment_description(o, true) << "memory=" << name_of(o.memory) << "\ncorridor=" << o.corridor
+  what << experiment_description(described, true) << "memory=" << name_of(o.memory) << "\ncorridor=" << o.corridor
        << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n';
   detail::write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true);

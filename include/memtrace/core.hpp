@@ -18,6 +18,7 @@
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/adam.hpp"
+#include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/gae.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/learn/ppo.hpp"

@@ -239,5 +239,18 @@ TEST_CASE("bad input is refused naming the function, the argument and the value,
   Eigen::MatrixXd wide(2, 2);
   CHECK_THROWS_WITH(norm.normalize(Eigen::VectorXd::Zero(2), wide),
                     Contains("FeatureNormalizer::normalize: out is 2 x 2, expected 2 x 1"));
+  out << 7.0, 8.0;
+  CHECK_THROWS_WITH(norm.normalize(Eigen::Vector2d(1.0, std::numeric_limits<double>::infinity()), out),
+                    Contains("FeatureNormalizer::normalize: feature 1 of sample 0 is inf"));
+  CHECK(out == Eigen::Vector2d(7.0, 8.0));  // nothing written
+  norm.freeze();
+  CHECK_THROWS_WITH(norm.update(bad), Contains("FeatureNormalizer::update: feature 1 of sample 1 is nan"));
+  norm.unfreeze();
+  FeatureNormalizer none;
+  CHECK_THROWS_WITH(none.update(Eigen::MatrixXd(0, 3)),
+                    Contains("FeatureNormalizer::update: the normaliser has no features (default-constructed)"));
+  CHECK(none.count() == 0);
   CHECK(norm == before);
+  CHECK_FALSE(norm == FeatureNormalizer(3));  // another dim: unequal, not an error
+  CHECK_FALSE(FeatureNormalizer() == norm);
 }

@@ -435,22 +435,30 @@ TEST_CASE(
 
 TEST_CASE(
     "the agent's advantages are GAE of its rollout, bootstrapping from the given features and, in textbook "
-    "mode, from the final observations",
+    "mode, from the final observations (normalised with the statistics of the moment when the agent normalises)",
     "[gae][ppo]") {
-  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+  for (const auto& [mode, normalize] :
+       {std::pair{TruncationMode::official, false}, std::pair{TruncationMode::textbook, false},
+        std::pair{TruncationMode::textbook, true}}) {
     PpoOptions o = small_options();
     o.truncation = mode;
     o.n_steps = 16;
+    o.normalize_features = normalize;
     Ppo<Eigen::VectorXd, double> agent(5, 3, o, 2);
     Ppo<Eigen::VectorXd, double> values_only(5, 3, o, 2);  // same parameters: an independent critic
+    FeatureNormalizer statistics(5);                       // what the agent's normaliser should hold
+    const auto input = [&](const Eigen::VectorXd& phi) -> Eigen::VectorXd {
+      return normalize ? statistics.normalized(phi) : phi;
+    };
     auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 9);
     std::vector<double> finals(32, 0.0);
     std::size_t truncations = 0;
     rollout.run(agent, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
+      statistics.update(batch.features);  // act folded them in before acting
       for (std::size_t i = 0; i < 2; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated) {
           ++truncations;
-          Eigen::MatrixXd x = batch.next_features[i];
+          Eigen::MatrixXd x = input(batch.next_features[i]);
           finals[2 * agent.recorded_steps() + i] = values_only.critic().forward(x)(0, 0);
         }
       agent.record(batch);
@@ -459,7 +467,7 @@ TEST_CASE(
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
     agent.compute_advantages(bootstrap);
     Eigen::MatrixXd x(5, 2);
-    x << bootstrap[0], bootstrap[1];
+    x << input(bootstrap[0]), input(bootstrap[1]);
     const Eigen::RowVectorXd boot = values_only.critic().forward(x);
     std::vector<double> adv(32), target(32);
     generalized_advantages<double>({o.discount, o.gae_lambda, mode}, 2, agent.steps(), copy_of(agent.values()),
@@ -807,7 +815,7 @@ TEST_CASE(
   o.normalize_features = true;
   o.truncation = TruncationMode::textbook;  // the final observations' values are normalised too
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 3);
-  // A trace with features far from unit scale: offset and scaled entries.
+  // A slow trace: entries in [0, 1] whose variances are far from 1.
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, 4);
   FeatureNormalizer expected(5);
   for (std::size_t u = 0; u < 3; ++u) {
@@ -834,18 +842,25 @@ TEST_CASE(
   (void)agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, gen, 10);
   CHECK(agent.normalizer() == before);  // evaluation reads the statistics and never updates them
 
-  // policy() acts on normalised features: the same draws as an agent-free actor fed normalised features.
+  // policy() acts on normalised features: the same draws as an agent-free actor fed normalised
+  // features, and other draws than it makes from the raw features. (The actor's output layer is
+  // scaled up first: its orthogonal init of gain 0.01 makes the logits nearly independent of the input.)
+  agent.actor().weights(agent.actor().num_layers() - 1) *= 1000.0;
   PpoPolicy<Eigen::VectorXd, double> pi = agent.policy();
   PpoPolicy<Eigen::VectorXd, double> raw(agent.actor());
   const Eigen::VectorXd phi = rollout.features(0);
   const Eigen::VectorXd normalised = agent.normalizer().normalized(phi);
-  for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    DefaultGenerator a(seed), b(seed);
-    CHECK(pi.act(phi, a) == raw.act(normalised, b));
+  std::size_t differ = 0;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    DefaultGenerator a(seed), b(seed), c(seed);
+    const Action u = pi.act(phi, a);
+    CHECK(u == raw.act(normalised, b));
+    differ += u != raw.act(phi, c);
   }
+  CHECK(differ > 0);
 
   // Frozen: act no longer updates.
-  agent.normalizer().freeze();
+  agent.freeze_normalizer();
   rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
   CHECK(agent.normalizer() == [&] {
     FeatureNormalizer f = before;
@@ -854,7 +869,8 @@ TEST_CASE(
   }());
 }
 
-TEST_CASE("normalize_features off leaves the agent's trajectory as it was; on, it changes it", "[ppo][normalizer]") {
+TEST_CASE("while normalize_features is off the normaliser's options change nothing; on, the trajectory changes",
+          "[ppo][normalizer]") {
   const auto trained = [](bool normalize, NormalizerOptions n) {
     PpoOptions o = small_options();
     o.epochs = 2;
@@ -944,13 +960,26 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
         o.normalize_features = true;
         o.normalizer.epsilon = 0;
       },
-      "Ppo: options.normalizer: epsilon must be positive and finite, got 0");
+      "Ppo: options.normalizer.epsilon must be positive and finite, got 0");
   PpoOptions normalised = small_options();
   normalised.normalize_features = true;
   CHECK_THROWS_WITH((Ppo<MultiHot<2>, double>(10, 3, normalised)),
                     Catch::Contains("Ppo: options.normalize_features needs dense features; MultiHot features"));
-  normalised.normalizer.epsilon = std::nan("");
-  CHECK_NOTHROW(Agent(5, 3, small_options()));  // options of a normaliser that is off are not checked
+  PpoOptions off = small_options();
+  off.normalizer.epsilon = std::nan("");
+  CHECK_NOTHROW(Agent(5, 3, off));  // the options of a normaliser that is off are not checked
+  Agent normalising(5, 3, normalised);
+  const FeatureNormalizer four(4);
+  CHECK_THROWS_WITH((PpoPolicy<Eigen::VectorXd, double>(normalising.actor(), &four)),
+                    Catch::Contains("PpoPolicy: normalizer has dim 4, expected the actor's input_dim = 5"));
+  Mlp<double> ten({10, 4, 3});
+  const FeatureNormalizer ten_features(10);
+  CHECK_THROWS_WITH((PpoPolicy<MultiHot<2>, double>(ten, &ten_features)),
+                    Catch::Contains("PpoPolicy: a normalizer needs dense features, got MultiHot"));
+  DefaultGenerator eval_gen(1);
+  CHECK_THROWS_WITH(normalising.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, eval_gen, 5, 0),
+                    Catch::Contains("Ppo::evaluate: max_steps must be at least 1, got 0"));
+  CHECK(eval_gen == DefaultGenerator(1));
   CHECK_THROWS_WITH(Agent(0, 3), Catch::Contains("Ppo: input_dim must be at least 1, got 0"));
   CHECK_THROWS_WITH(Agent(5, 0), Catch::Contains("Ppo: num_actions must be at least 1, got 0"));
   CHECK_THROWS_WITH(ActorCritic<float>(5, 3, {64, 0}),

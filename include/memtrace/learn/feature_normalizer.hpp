@@ -2,15 +2,14 @@
 // A running normaliser of feature vectors: the mean and variance of every feature over all the
 // vectors seen so far, and x -> clip((x - μ) / sqrt(σ² + ε), -c, c) per feature, as Stable-Baselines3's
 // VecNormalize and Gymnasium's NormalizeObservation do. A memory trace carries an old cue in a
-// small entry beside large ones (the slow trace's cue entry is about 1/k of a floor entry in the
-// T-maze); normalising every feature to unit scale makes it readable to a network that starts with
-// weights of order 1. Statistics in double with Chan's parallel update. See docs/learners.md.
+// small entry beside large ones (in the T-maze of corridor 64 the slow trace's cue entry at the
+// junction is (1 - λ)λ^63 = 0.0058 beside floor entries of 0.61); normalising every feature to unit
+// scale makes it readable to a network that starts with weights of order 1. Statistics in double
+// with Chan's parallel update. See docs/learners.md.
 
 #include <Eigen/Core>
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <limits>
 #include <span>
 #include <type_traits>
 
@@ -39,8 +38,9 @@ struct NormalizerOptions {
 /// (normalize clips the identity), and the first update replaces them entirely.
 ///
 /// freeze() stops updates (update then changes nothing: evaluation code may call it freely);
-/// unfreeze() resumes them. Non-finite features are refused by update (std::invalid_argument naming
-/// the function, the sample, the feature and its value), and a refused call changes nothing.
+/// unfreeze() resumes them. Non-finite features are refused by update and normalize, frozen or not
+/// (std::invalid_argument naming the function, the sample, the feature and its value): normalize
+/// would otherwise clip an infinity to ±c and hide it. A refused call changes nothing.
 class FeatureNormalizer {
  public:
   /// A normaliser of no features (assign a real one before use).
@@ -50,7 +50,7 @@ class FeatureNormalizer {
   /// positive and finite, or for c not positive (NaN included).
   explicit FeatureNormalizer(std::size_t dim, NormalizerOptions options = {}) : options_(options) {
     if (dim == 0) detail::invalid("FeatureNormalizer: dim must be at least 1, got 0");
-    check_options("FeatureNormalizer", options_);
+    check_options("FeatureNormalizer", "", options_);
     detail::check_storage("FeatureNormalizer", "statistics", detail::checked_mul(dim, 5), sizeof(double), "dim", dim);
     const auto d = static_cast<Eigen::Index>(dim);
     mean_ = Eigen::VectorXd::Zero(d);
@@ -60,11 +60,12 @@ class FeatureNormalizer {
     batch_m2_ = Eigen::VectorXd::Zero(d);
   }
 
-  /// Throws std::invalid_argument (naming `who`) unless ε is positive and finite and c is positive.
-  static void check_options(const char* who, const NormalizerOptions& o) {
+  /// Throws std::invalid_argument unless ε is positive and finite and c is positive; the message
+  /// names `who` and the option as `prefix` + "epsilon" (e.g. prefix "options.normalizer.").
+  static void check_options(const char* who, const char* prefix, const NormalizerOptions& o) {
     if (!(o.epsilon > 0.0 && std::isfinite(o.epsilon)))
-      detail::invalid(who, ": epsilon must be positive and finite, got ", o.epsilon);
-    if (!(o.clip > 0.0)) detail::invalid(who, ": clip must be positive (or +infinity), got ", o.clip);
+      detail::invalid(who, ": ", prefix, "epsilon must be positive and finite, got ", o.epsilon);
+    if (!(o.clip > 0.0)) detail::invalid(who, ": ", prefix, "clip must be positive (or +infinity), got ", o.clip);
   }
 
   // ---- statistics ----
@@ -75,10 +76,9 @@ class FeatureNormalizer {
   void update(const Eigen::MatrixBase<Derived>& x) {
     static_assert(std::is_floating_point_v<typename Derived::Scalar>,
                   "FeatureNormalizer::update: features must hold float or double");
-    if (x.rows() != static_cast<Eigen::Index>(dim()))
-      detail::invalid("FeatureNormalizer::update: x has ", x.rows(), " rows, expected dim = ", dim());
+    check_dim("FeatureNormalizer::update", x.rows());
+    for (Eigen::Index j = 0; j < x.cols(); ++j) check_finite("FeatureNormalizer::update", x.col(j), j);
     if (frozen_ || x.cols() == 0) return;
-    for (Eigen::Index j = 0; j < x.cols(); ++j) check_finite(x.col(j), j);
     batch_mean_.setZero();
     for (Eigen::Index j = 0; j < x.cols(); ++j) batch_mean_ += x.col(j).template cast<double>();
     batch_mean_ /= static_cast<double>(x.cols());
@@ -91,12 +91,14 @@ class FeatureNormalizer {
   /// Folds a batch of dense feature vectors (one per entry of the span) into the statistics.
   template <detail::DenseVector V>
   void update(std::span<const V> batch) {
+    check_dim("FeatureNormalizer::update", static_cast<Eigen::Index>(dim()));
     for (std::size_t j = 0; j < batch.size(); ++j)
       if (batch[j].size() != static_cast<Eigen::Index>(dim()))
         detail::invalid("FeatureNormalizer::update: batch[", j, "] has size ", batch[j].size(),
                         ", expected dim = ", dim());
+    for (std::size_t j = 0; j < batch.size(); ++j)
+      check_finite("FeatureNormalizer::update", batch[j], static_cast<Eigen::Index>(j));
     if (frozen_ || batch.empty()) return;
-    for (std::size_t j = 0; j < batch.size(); ++j) check_finite(batch[j], static_cast<Eigen::Index>(j));
     batch_mean_.setZero();
     for (const V& x : batch) batch_mean_ += x.template cast<double>();
     batch_mean_ /= static_cast<double>(batch.size());
@@ -107,7 +109,7 @@ class FeatureNormalizer {
 
   /// Chan's combination with the statistics of another normaliser of the same dim (for statistics
   /// gathered in parallel): the result is that of one normaliser that saw both streams. Nothing
-  /// happens when this one is frozen.
+  /// happens when this one is frozen. The options stay this normaliser's.
   void merge(const FeatureNormalizer& other) {
     if (other.dim() != dim())
       detail::invalid("FeatureNormalizer::merge: other has dim ", other.dim(), ", expected dim = ", dim());
@@ -132,6 +134,7 @@ class FeatureNormalizer {
     if (out.rows() != x.rows() || out.cols() != x.cols())
       detail::invalid("FeatureNormalizer::normalize: out is ", out.rows(), " x ", out.cols(), ", expected ", x.rows(),
                       " x ", x.cols());
+    for (Eigen::Index j = 0; j < x.cols(); ++j) check_finite("FeatureNormalizer::normalize", x.col(j), j);
     using Scalar = typename Out::Scalar;
     const double c = options_.clip;
     for (Eigen::Index j = 0; j < x.cols(); ++j)
@@ -169,21 +172,27 @@ class FeatureNormalizer {
   /// The sum of squared deviations from the mean, M2.
   [[nodiscard]] const Eigen::VectorXd& squared_deviations() const noexcept { return m2_; }
 
-  /// Same options, frozen flag, count, and statistics bit for bit.
+  /// Same dim, options, frozen flag, count, and statistics bit for bit.
   friend bool operator==(const FeatureNormalizer& a, const FeatureNormalizer& b) {
-    return a.options_ == b.options_ && a.frozen_ == b.frozen_ && a.count_ == b.count_ && a.mean_ == b.mean_ &&
-           a.m2_ == b.m2_;
+    return a.dim() == b.dim() && a.options_ == b.options_ && a.frozen_ == b.frozen_ && a.count_ == b.count_ &&
+           a.mean_ == b.mean_ && a.m2_ == b.m2_;
   }
 
  private:
+  void check_dim(const char* who, Eigen::Index rows) const {
+    if (dim() == 0) detail::invalid(who, ": the normaliser has no features (default-constructed)");
+    if (rows != static_cast<Eigen::Index>(dim()))
+      detail::invalid(who, ": x has ", rows, " rows, expected dim = ", dim());
+  }
+
   template <class V>
-  void check_finite(const V& x, Eigen::Index sample) const {
+  static void check_finite(const char* who, const V& x, Eigen::Index sample) {
     if (x.allFinite()) [[likely]]
       return;
     for (Eigen::Index k = 0; k < x.size(); ++k)
       if (!std::isfinite(static_cast<double>(x[k])))
-        detail::invalid("FeatureNormalizer::update: feature ", k, " of sample ", sample, " is ",
-                        static_cast<double>(x[k]), "; features must be finite");
+        detail::invalid(who, ": feature ", k, " of sample ", sample, " is ", static_cast<double>(x[k]),
+                        "; features must be finite");
   }
 
   /// Folds n_b vectors with mean batch_mean_ and squared deviations batch_m2_ into the statistics.

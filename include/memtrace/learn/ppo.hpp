@@ -182,15 +182,21 @@ class FeatureStore {
 /// The stochastic policy of a Ppo agent, for acting outside training (evaluation, rendering): a
 /// Policy and a BatchPolicy that samples from the actor (sample_categorical with the environment's
 /// generator) and records nothing. It refers to the agent's actor and, if the agent normalises its
-/// features, to its normaliser, which it only reads (frozen for acting): keep the agent alive.
+/// features, to its normaliser, which it only reads (it sees the statistics of the moment, and more
+/// training moves them): keep the agent alive.
 template <class Phi, class Scalar = float>
 class PpoPolicy {
  public:
-  /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are).
+  /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are),
+  /// which must have the actor's input dimension (dense features only).
   explicit PpoPolicy(Mlp<Scalar>& actor, const FeatureNormalizer* normalizer = nullptr)
       : actor_(&actor), normalizer_(normalizer) {
+    if (normalizer == nullptr) return;
     if constexpr (detail::ppo_sparse<Phi>)
-      if (normalizer != nullptr) detail::invalid("PpoPolicy: a normalizer needs dense features, got MultiHot");
+      detail::invalid("PpoPolicy: a normalizer needs dense features, got MultiHot");
+    if (normalizer->dim() != actor.input_dim())
+      detail::invalid("PpoPolicy: normalizer has dim ", normalizer->dim(),
+                      ", expected the actor's input_dim = ", actor.input_dim());
   }
 
   /// One environment: an action drawn from softmax(actor(φ)) with one uniform_real(gen).
@@ -248,7 +254,8 @@ class PpoPolicy {
 /// With options.normalize_features, act first folds the n_envs features into the agent's
 /// FeatureNormalizer and then stores them normalised; the bootstrap and final-observation features
 /// are normalised with the statistics of the moment, without updating them, and policy() only
-/// reads them. Off (the default), nothing of it runs.
+/// reads them. Off (the default), nothing of it runs. A step that Rollout refuses after act (an
+/// environment with fewer actions than the agent) has already been counted by the normaliser.
 template <class Phi, class Scalar = float>
 class Ppo {
   static_assert(std::same_as<Scalar, float> || std::same_as<Scalar, double>, "Ppo: Scalar must be float or double");
@@ -513,12 +520,14 @@ class Ppo {
   /// (env 0, step counted from the first step of the evaluation). It stops early after max_steps
   /// steps (an episode still running then is not returned): fewer than `episodes` come back when
   /// the cap binds, so that a policy that never ends its episodes is evaluated in bounded time.
+  /// Throws std::invalid_argument for max_steps = 0 or a memory whose dim() is not input_dim().
   template <class Env, class M, std::uniform_random_bit_generator G>
   requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
       const Env& env, const M& memory, G& gen, std::size_t episodes,
       std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
     if (static_cast<std::size_t>(memory.dim()) != input_dim())
       detail::invalid("Ppo::evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", input_dim());
+    if (max_steps == 0) detail::invalid("Ppo::evaluate: max_steps must be at least 1, got 0");
     std::vector<EpisodeEnd> out;
     out.reserve(episodes);
     Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
@@ -568,10 +577,11 @@ class Ppo {
   [[nodiscard]] std::span<const ActedStep> steps() const noexcept { return steps_; }
   [[nodiscard]] const Vector& advantages() const noexcept { return advantages_; }
   [[nodiscard]] const Vector& targets() const noexcept { return targets_; }
-  /// The feature normaliser (dim 0 unless options.normalize_features): its statistics, or freeze()
-  /// to stop act from updating them.
+  /// The feature normaliser (dim 0 unless options.normalize_features).
   [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
-  [[nodiscard]] FeatureNormalizer& normalizer() noexcept { return normalizer_; }
+  /// Stops (and resumes) act's updates of the normaliser's statistics (FeatureNormalizer::freeze).
+  void freeze_normalizer() noexcept { normalizer_.freeze(); }
+  void unfreeze_normalizer() noexcept { normalizer_.unfreeze(); }
   /// The statistics of the last update.
   [[nodiscard]] const PpoStats& last_stats() const noexcept { return stats_; }
   /// The agent's generator (parameters at construction, permutations at every epoch).
@@ -621,7 +631,7 @@ class Ppo {
         detail::invalid(who,
                         ": options.normalize_features needs dense features; MultiHot features (a frame stack) "
                         "are refused, since centring would make them dense (docs/control.md)");
-      FeatureNormalizer::check_options("Ppo: options.normalizer", o.normalizer);
+      FeatureNormalizer::check_options(who, "options.normalizer.", o.normalizer);
     }
     for (std::size_t l = 0; l < o.hidden_sizes.size(); ++l)
       if (o.hidden_sizes[l] == 0) detail::invalid(who, ": options.hidden_sizes[", l, "] must be at least 1, got 0");
