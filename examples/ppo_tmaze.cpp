@@ -591,7 +591,8 @@ int sweep(const Options& o, bool lambdas_given) {
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
   const CsvTable table = read_csv(dir / "runs.csv");
   // Seeds are counted by their evaluation: solved (success >= 0.9), half-solved (0.4 <= success <
-  // 0.9: typically right in some of the four layouts) and collapsed (no episode reached a goal).
+  // 0.9: right in three of the four layouts, 0.75, or goals reached without the cue, 0.5) and
+  // collapsed (no episode reached a goal).
   // The mean CPU time of a run is printed, not written: summary.csv is a function of the flags.
   const std::string header =
       "memory,corridor,discount,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high,"
