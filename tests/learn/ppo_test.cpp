@@ -437,9 +437,10 @@ TEST_CASE(
     "the agent's advantages are GAE of its rollout, bootstrapping from the given features and, in textbook "
     "mode, from the final observations (normalised with the statistics of the moment when the agent normalises)",
     "[gae][ppo]") {
-  for (const auto& [mode, normalize] :
-       {std::pair{TruncationMode::official, false}, std::pair{TruncationMode::textbook, false},
-        std::pair{TruncationMode::textbook, true}}) {
+  for (const auto& variant : {std::pair{TruncationMode::official, false}, std::pair{TruncationMode::textbook, false},
+                              std::pair{TruncationMode::textbook, true}}) {
+    const TruncationMode mode = variant.first;
+    const bool normalize = variant.second;  // a plain variable: Clang 14 cannot capture a structured binding
     PpoOptions o = small_options();
     o.truncation = mode;
     o.n_steps = 16;
