@@ -17,7 +17,11 @@ do for [i=1:6] {
   stats csv using (strcol(1) eq word(memories, i) ? 1 : 0) nooutput name 'P'
   present[i] = P_max > 0
 }
-rows = present[5] || present[6] ? 2 : 1
+# Row "official" (memories 1-4) if the file has any of the first three, row "normalised" (5, 6 and
+# the frame stack) if it has any +norm memory; one row of the official kind if neither.
+official_row = present[1] || present[2] || present[3] || !(present[5] || present[6])
+norm_row = present[5] || present[6]
+rows = official_row + norm_row
 eval terminal(1200, rows == 2 ? 1100 : 640, 12, 1.5)
 set datafile missing NaN  # each memory's points joined across the other memories' rows
 set key autotitle columnhead
@@ -53,17 +57,18 @@ dodge(i) = column(2) * 2 ** ((slot(i) - 2.5) * 0.04)
 clip_marks(col) = sprintf(", csv using (dodge(index_of(strcol(1)))):(clipped(%d)) with points pt 9 ps 1.2 lc rgb c_band_note notitle, '' using (dodge(index_of(strcol(1)))):(clipped(%d)):(sprintf('%%.2f', column(%d))) with labels offset 0, -1.1 tc rgb c_band_note font ',10' notitle", col, col, col)
 train_clipped = TRAIN_HIGH_max > ytop ? clip_marks(8) : ''
 eval_clipped = EVAL_HIGH_max > ytop ? clip_marks(11) : ''
-# Row 1: the official recipe (memories 1-4); row 2: the normalised traces (5, 6) and the frame stack (4).
-shown(row, i) = row == 1 ? i <= 4 : (i == 4 || i >= 5)
+# The official row shows memories 1-4; the normalised row the normalised traces (5, 6) and the frame stack (4).
+is_official(row) = official_row && row == 1
+shown(row, i) = is_official(row) ? i <= 4 : (i == 4 || i >= 5)
 solved_label(i) = strcol(1) eq word(memories, i) ? sprintf('%d/%d', column(12), column(4)) : ''
-row_title(row) = row == 1 ? "the official recipe" : "memtrace's recipe: traces with normalised features"
+row_title(row) = is_official(row) ? "the official recipe" : "memtrace's recipe: traces with normalised features"
 
 do for [row = 1:rows] {
   top = rows == 1 ? 0.86 : (row == 1 ? 0.90 : 0.45)
   bottom = rows == 1 ? 0.24 : (row == 1 ? 0.55 : 0.12)
   set tmargin at screen top; set bmargin at screen bottom
   set ylabel "success rate per training episode"
-  set title (rows == 1 ? "during training" : "during training — ".row_title(row))
+  set title (rows == 1 && official_row ? "during training" : "during training — ".row_title(row))
   set lmargin at screen 0.07; set rmargin at screen 0.48
   # One key, under the last row, for every memory in the file.
   if (row == rows) {
@@ -75,7 +80,7 @@ do for [row = 1:rows] {
        for [i=1:6] csv using (dodge(i)):(shown(row, i) ? at(i, 6) : NaN):(at(i, 7)):(at(i, 8)) with yerrorlines pt point(i) ps 0.8 lc rgb colour(i) notitle, \
        for [i=1:6] keyentry with yerrorlines pt point(i) ps 0.8 lc rgb colour(i) title (row == rows && present[i] ? label(i) : '') @train_clipped
   set ylabel "success rate, 100 evaluation episodes"
-  set title (rows == 1 ? "final evaluation" : "final evaluation (labels: seeds solved, evaluation ≥ 0.9)")
+  set title "final evaluation (labels: seeds solved, evaluation ≥ 0.9)"
   set lmargin at screen 0.57; set rmargin at screen 0.98
   unset key
   plot 0.5 with lines dt dt_optimal lc rgb c_memoryless notitle, \
