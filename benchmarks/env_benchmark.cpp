@@ -1,13 +1,16 @@
 // One environment step: the noisy random walk's own O(1) step against the random numbers it needs
 // (one 64-bit word since it packs its three choices into one draw; three separate draws before),
 // and FiniteHmm's alias-table step for |X| = 10, 10^3 and 10^5 (its cost must not
-// grow with |X| beyond cache effects), and the Minigrid T-maze's step with its 3 x 3 view.
+// grow with |X| beyond cache effects), and the Minigrid T-maze's step with its 3 x 3 view; and the
+// .pomdp reader's peak memory at its full table budget.
 //
 //   build/release/benchmarks/env_benchmark --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/memtrace.hpp>
+#include <string>
 #include <vector>
 
 namespace {
@@ -106,6 +109,25 @@ void BM_MinigridTMaze_Step(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_MinigridTMaze_Step)->Arg(8)->Arg(64);
+
+// The .pomdp reader at its full default budget: a 100-byte file asking for |X| = 11585 states
+// (|X|^2 = 134,212,225 <= 2^27 transition probabilities, 1 GiB) with `T: * uniform`. Reports the
+// process's peak resident memory, which must stay near the one table (about 1 GiB): a table
+// built and then copied peaked at twice that. (The tests check the same with a 32 MiB budget.)
+void BM_ParsePomdp_FullBudget(benchmark::State& state) {
+  const std::string text =
+      "discount: 0.9 values: reward states: 11585 actions: 1 observations: 1\n"
+      "T: * uniform O: * uniform";
+  for (auto _ : state) {
+    const PomdpFile file = parse_pomdp(text);
+    benchmark::DoNotOptimize(file.transition[0].data());
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["table_MiB"] = 11585.0 * 11585.0 * 8.0 / (1 << 20);
+  state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_ParsePomdp_FullBudget)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace
 

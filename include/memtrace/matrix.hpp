@@ -7,6 +7,7 @@
 #include <Eigen/SparseCore>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "memtrace/vocabulary.hpp"
@@ -66,6 +67,49 @@ inline void check_distribution(const char* who, const char* name, const Eigen::V
   }
   if (!(std::abs(sum - 1.0) <= tolerance))
     invalid(who, ": ", name, " sums to ", sum, ", expected 1 (tolerance ", tolerance, ")");
+}
+
+/// The most a computed sum of `terms` probabilities that are exactly a distribution can differ
+/// from 1 by rounding (twice the classic (terms - 1) u bound, u = 2^-53): a row within it is left
+/// as given.
+[[nodiscard]] inline double rounding_of_sum(Eigen::Index terms) noexcept {
+  return static_cast<double>(terms) * std::numeric_limits<double>::epsilon();
+}
+
+/// Divides every row of the row-major sparse `m` (already checked by check_row_stochastic) whose
+/// sum differs from 1 by more than its rounding by that sum: a model accepted within a tolerance
+/// holds rows that sum to 1 up to rounding, so every analysis, which checks to
+/// default_row_sum_tolerance, accepts it. Rows within rounding of 1 are left bit for bit.
+inline void renormalize_rows(SparseMatrix& m) {
+  for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
+    double sum = 0.0;
+    Eigen::Index terms = 0;
+    for (SparseMatrix::InnerIterator it(m, r); it; ++it, ++terms) sum += it.value();
+    if (std::abs(sum - 1.0) > rounding_of_sum(terms))
+      for (SparseMatrix::InnerIterator it(m, r); it; ++it) it.valueRef() /= sum;
+  }
+}
+
+/// Divides one dense distribution (a vector, or a row of a matrix) by its sum unless the sum is
+/// within rounding of 1 (zeros add no rounding: only the nonzero entries count).
+template <class Derived>
+void renormalize_entries(Eigen::DenseBase<Derived>& p) {
+  double sum = 0.0;
+  Eigen::Index terms = 0;
+  for (Eigen::Index i = 0; i < p.size(); ++i)
+    if (p(i) != 0.0) {
+      sum += p(i);
+      ++terms;
+    }
+  if (std::abs(sum - 1.0) > rounding_of_sum(terms)) p /= sum;
+}
+
+/// renormalize_rows of a dense matrix.
+inline void renormalize_rows(Eigen::MatrixXd& m) {
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    auto row = m.row(r);
+    renormalize_entries(row);
+  }
 }
 
 /// Throws unless every stored entry of `m` is finite.

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memtrace/analysis/markov.hpp>
 #include <memtrace/analysis/trace_value_error.hpp>
+#include <memtrace/analysis/window_value_error.hpp>
 #include <memtrace/env/noisy_random_walk.hpp>
 #include <memtrace/env/pomdp_model.hpp>
 #include <memtrace/env/tmaze.hpp>
@@ -160,4 +162,68 @@ TEST_CASE("the T-maze exported: terminal states continue with the start distribu
   const StationaryProcess read(back.with_action_probabilities(policy), 0.95);
   const auto n = static_cast<Eigen::Index>(maze.num_states());
   CHECK((episodic.stationary() - read.stationary().head(n)).cwiseAbs().maxCoeff() < 1e-12);
+}
+
+TEST_CASE("rows within the file's tolerance, either way, become a model every analysis accepts") {
+  // tests/data/rounded.pomdp: six-decimal rows summing to 0.999999, 1.000009 and 0.999991.
+  const PomdpFile file = read_pomdp(data_dir / "rounded.pomdp");
+  CHECK(file.transition[0](0, 0) == 0.333333);  // the file's numbers, as written
+  CHECK(file.transition[0](1, 0) == 0.500004);
+  CHECK(std::abs(file.transition[0].row(1).sum() - 1.0) > 8e-6);
+
+  const FinitePomdp model = to_finite_pomdp(file);
+  const double rounding = 4 * std::numeric_limits<double>::epsilon();
+  for (Action u = 0; u < model.num_actions(); ++u) {
+    const Eigen::MatrixXd t(model.transition(u));
+    CHECK((t.rowwise().sum().array() - 1.0).abs().maxCoeff() <= rounding);
+    CHECK((model.emission(u).rowwise().sum().array() - 1.0).abs().maxCoeff() <= rounding);
+  }
+  CHECK(std::abs(model.initial().sum() - 1.0) <= rounding);
+  // Each row divided by its sum, once; a row that sums to 1 as written is kept bit for bit.
+  const double sum1 = 0.500004 + 0.499999 + 0.000006;
+  CHECK(Eigen::MatrixXd(model.transition(0))(1, 0) == 0.500004 / sum1);
+  CHECK(Eigen::MatrixXd(model.transition(1))(2, 0) == 1.0);
+  CHECK(model.emission(0)(2, 1) == 0.833333);
+
+  // The analyses check rows to default_row_sum_tolerance (1e-9): they accept the model's HMMs.
+  for (const Eigen::Vector2d& policy : {Eigen::Vector2d(0.5, 0.5), Eigen::Vector2d(0.9, 0.1)}) {
+    const FiniteHmm hmm = model.with_action_probabilities(policy);
+    REQUIRE_NOTHROW(stationary_distribution(hmm.transition()));
+    const StationaryProcess process(hmm, file.discount);
+    CHECK(process.values().allFinite());
+    CHECK(std::isfinite(optimal_trace_value_error(process, 0.5)));
+    const WindowMoments w = window_moments(process, 2, 1 << 12);
+    CHECK(std::isfinite(optimal_window_value_error(w)));
+  }
+}
+
+TEST_CASE("models from user matrices: rows within the tolerance are renormalised, exact rows kept") {
+  // Rows off by 5e-10 (within the default 1e-9) and a row whose sum is 1 only up to rounding.
+  const double off = 5e-10;
+  Eigen::MatrixXd t(3, 3);
+  t << 0.1, 0.2, 0.7, 0.5 + off, 0.5, 0.0, 0.0, 0.3 - off, 0.7;
+  Eigen::MatrixXd o(3, 2);
+  o << 0.25 + off, 0.75, 1.0, 0.0, 0.5, 0.5;
+  const Eigen::Vector3d initial(1.0 / 3, 1.0 / 3, 1.0 / 3 + off);
+  const FiniteHmm hmm(t, o, initial, Eigen::MatrixXd::Ones(3, 3));
+  const Eigen::MatrixXd p(hmm.transition());
+  CHECK(p(0, 0) == 0.1);  // 0.1 + 0.2 + 0.7 is 1 up to rounding: untouched
+  CHECK(p(0, 1) == 0.2);
+  CHECK(p(1, 0) == (0.5 + off) / (1.0 + off));
+  CHECK(hmm.emission()(0, 1) == 0.75 / (1.0 + off));
+  CHECK(hmm.emission()(2, 0) == 0.5);
+  CHECK(hmm.initial()[0] == (1.0 / 3) / (1.0 + off));
+  // With the rows as given, a check at a tighter tolerance refuses; the model's rows pass it.
+  CHECK_THROWS_WITH(stationary_distribution(t * 1.0 + Eigen::MatrixXd::Constant(3, 3, 1e-9)), Contains("sums to"));
+  CHECK_NOTHROW(stationary_distribution(hmm.transition()));
+
+  // A FinitePomdp given a coarse tolerance: its HMMs are accepted by the analysis.
+  std::vector<SparseMatrix> transitions{SparseMatrix(t.sparseView()), SparseMatrix(t.sparseView())};
+  transitions[1].coeffRef(0, 0) += 4e-4;
+  const FinitePomdp pomdp(transitions, o, initial, {SparseMatrix(3, 3), SparseMatrix(3, 3)}, {}, 1e-3);
+  CHECK_NOTHROW(StationaryProcess(pomdp.with_action_probabilities(Eigen::Vector2d(0.3, 0.7)), 0.9));
+  // Beyond the tolerance: refused, as before.
+  transitions[1].coeffRef(0, 0) += 1e-3;
+  CHECK_THROWS_WITH(FinitePomdp(transitions, o, initial, {SparseMatrix(3, 3), SparseMatrix(3, 3)}, {}, 1e-3),
+                    Contains("transition(1) row 0 sums to"));
 }

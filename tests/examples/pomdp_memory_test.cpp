@@ -90,6 +90,19 @@ TEST_CASE("results.csv: the columns, one row per problem, memory and parameter, 
   }
 }
 
+TEST_CASE("a file written with six decimals (rows summing to 0.999999, 1.000009, 0.999991) is analysed") {
+  static const memtrace::test::TempDir dir("pomdp_memory_rounded");
+  const fs::path out = dir / "run";
+  REQUIRE(run_program(out, data("rounded.pomdp") + " --no-plot --lambdas 0,0.5,0.9 --max-window 3") == 0);
+  const CsvTable table = read_csv(out / "results.csv");
+  REQUIRE(table.rows.size() == 3 + 3 + 3);
+  for (const auto& row : table.rows) {
+    INFO(row[1] << " " << row[2]);
+    CHECK(std::isfinite(parse_field<double>(row[3])));
+    CHECK(std::isfinite(parse_field<double>(row[4])));
+  }
+}
+
 TEST_CASE("the figures are PNG files") {
   for (const char* name : {"tiger.png", "grid4x3.png"}) {
     INFO(name);

@@ -197,3 +197,22 @@ TEST_CASE("a results file in which a key repeats is refused, naming the file, bo
   CHECK_THROWS_AS(ResultsCsv(path, header, 2), std::invalid_argument);
   CHECK(ResultsCsv(path, header, 3).size() == 2);
 }
+
+TEST_CASE("parse_csv reads from memory what read_csv reads from a file", "[results]") {
+  TempDir dir;
+  const auto path = dir / "runs.csv";
+  const std::string content = "setting,seed,value\n0,0,1.5\n0,1,2.5\n1,0,3.5\n1,1,4";  // torn last line
+  write_file(path, content);
+  const CsvTable from_file = read_csv(path, 2), from_memory = parse_csv(content, "runs.csv", 2);
+  CHECK(from_memory.header == from_file.header);
+  CHECK(from_memory.rows == from_file.rows);
+  CHECK(from_memory.rows.size() == 3);
+  CHECK(from_memory.path == "runs.csv");
+  CHECK(parse_csv("a,b\n").rows.empty());
+  CHECK_THROWS_WITH(parse_csv("a,b"), "parse_csv: <string> has no complete header line");
+  CHECK_THROWS_WITH(parse_csv("a,b\n1,2\n1,3\n", "x.csv", 1),
+                    "parse_csv: x.csv: line 3 repeats the key (a=1) of line 2");
+  CHECK_THROWS_WITH(parse_csv("a,b\n1\n", "x.csv"), "x.csv: line 2 has 1 fields, the header has 2");
+  CHECK_THROWS_WITH(parse_csv("a,b\n", "x.csv", 3),
+                    "parse_csv: key_columns must be at most the 2 columns of x.csv, got 3");
+}

@@ -57,6 +57,11 @@ class BasicFiniteHmm {
     detail::check_distribution(who, "initial", initial_, tolerance);
     detail::check_finite(who, "rewards", rewards);
     detail::complete_terminal_flags(who, terminal_, initial_);
+    // Rows accepted within `tolerance` are made to sum to 1 up to rounding, once, here: every
+    // analysis then accepts the model (docs/environments.md, "Tolerance").
+    detail::renormalize_rows(transition);
+    detail::renormalize_rows(emission_);
+    detail::renormalize_entries(initial_);
 
     transition_ = detail::pruned(std::move(transition));
     // r(x, x') aligned with the entries of P, so a sampled entry carries its reward.

@@ -124,6 +124,12 @@ class BasicFinitePomdp {
     if (given_initial_emission) detail::check_row_stochastic(who, "initial_emission", m.initial_emission, m.tolerance);
     detail::check_distribution(who, "initial", initial_, m.tolerance);
     detail::complete_terminal_flags(who, terminal_, initial_);
+    // Rows accepted within m.tolerance are made to sum to 1 up to rounding, once, here: every
+    // analysis then accepts the model and its HMMs (docs/environments.md, "Tolerance").
+    for (SparseMatrix& t : transitions) detail::renormalize_rows(t);
+    for (Eigen::MatrixXd& o : m.emissions) detail::renormalize_rows(o);
+    if (given_initial_emission) detail::renormalize_rows(m.initial_emission);
+    detail::renormalize_entries(initial_);
 
     emissions_ = std::move(m.emissions);
     std::vector<SparseMatrix> sparse_emissions;

@@ -346,7 +346,8 @@ void check_pomdp_file(const lazy_t<PomdpFile, Lazy>& file, const char* who) {
 template <class Lazy = void>
 class PomdpParser {
  public:
-  PomdpParser(std::string_view text, std::string_view name) : text_(text), name_(name) {}
+  PomdpParser(std::string_view text, std::string_view name, std::size_t max_table = pomdp_file_max_table)
+      : text_(text), name_(name), max_table_(max_table) {}
 
   [[nodiscard]] BasicPomdpFile<Lazy> parse() {
     tokenize();
@@ -369,6 +370,7 @@ class PomdpParser {
   static constexpr std::size_t unset = std::numeric_limits<std::size_t>::max();
 
   std::string_view text_, name_;
+  std::size_t max_table_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
   using Matrix = lazy_t<Eigen::MatrixXd, Lazy>;  // Eigen::MatrixXd (env/fwd.hpp)
@@ -604,12 +606,12 @@ class PomdpParser {
     const std::size_t k = count(PomdpEntity::observation, file_.observations_named);
     const std::size_t t_size = checked_mul(na, checked_mul(n, n)), o_size = checked_mul(na, checked_mul(n, k));
     const auto size_text = [](std::size_t s) { return s == 0 ? std::string("more than 2^64") : std::to_string(s); };
-    if (t_size == 0 || t_size > pomdp_file_max_table || o_size == 0 || o_size > pomdp_file_max_table) {
-      const bool t_big = t_size == 0 || t_size > pomdp_file_max_table;
+    if (t_size == 0 || t_size > max_table_ || o_size == 0 || o_size > max_table_) {
+      const bool t_big = t_size == 0 || t_size > max_table_;
       fail(peek(),
            "the model is too large: ", t_big ? "|U| |X|^2 = " : "|U| |X| |Y| = ", size_text(t_big ? t_size : o_size),
-           t_big ? " transition" : " observation", " probabilities exceed the budget of ", pomdp_file_max_table,
-           " (pomdp_file_max_table) with |X| = ", n, " states, |U| = ", na, " actions, |Y| = ", k, " observations");
+           t_big ? " transition" : " observation", " probabilities exceed the budget max_table = ", max_table_,
+           " with |X| = ", n, " states, |U| = ", na, " actions, |Y| = ", k, " observations");
     }
     const auto number_names = [&](PomdpEntity kind, bool named, std::size_t c) {
       if (named) return;
@@ -623,8 +625,15 @@ class PomdpParser {
     number_names(PomdpEntity::observation, file_.observations_named, k);
     const auto rows = static_cast<Eigen::Index>(n), cols = static_cast<Eigen::Index>(k);
     file_.start = Vector::Constant(rows, 1.0 / static_cast<double>(n));  // no start line: uniform
-    file_.transition.assign(na, Matrix::Zero(rows, rows));
-    file_.observation.assign(na, Matrix::Zero(rows, cols));
+    // Each table built in place: a table assigned from a prototype would be a copy, twice the budget.
+    file_.transition.clear();
+    file_.observation.clear();
+    file_.transition.reserve(na);
+    file_.observation.reserve(na);
+    for (std::size_t u = 0; u < na; ++u) {
+      file_.transition.emplace_back(Matrix::Zero(rows, rows));
+      file_.observation.emplace_back(Matrix::Zero(rows, cols));
+    }
     t_set_.assign(na * n, unset);
     o_set_.assign(na * n, unset);
   }
@@ -942,16 +951,22 @@ template <class Lazy = void>
 /// Parses the text of a .pomdp file. `name` (a file name) starts every error message, which is a
 /// std::invalid_argument of the form "name:line:column: what was expected, found what". A model
 /// that parses but is not stochastic is refused naming the row (and the entry that last set it).
+/// A model whose |U| |X|^2 transition or |U| |X| |Y| observation probabilities exceed `max_table`
+/// doubles is refused before its tables are allocated; the reader's peak memory is then the two
+/// tables (8 max_table bytes each at most) and the text's tokens.
 template <class Lazy = void>
-[[nodiscard]] PomdpFile parse_pomdp(std::string_view text, std::string_view name = "<string>") {
-  return detail::PomdpParser<>(text, name).parse();
+[[nodiscard]] PomdpFile parse_pomdp(std::string_view text, std::string_view name = "<string>",
+                                    std::size_t max_table = pomdp_file_max_table) {
+  if (max_table == 0) detail::invalid("parse_pomdp: max_table must be at least 1, got 0");
+  return detail::PomdpParser<>(text, name, max_table).parse();
 }
 
 /// Reads a .pomdp file (std::system_error if it cannot be read; std::invalid_argument naming
-/// path:line:column if it is malformed).
+/// path:line:column if it is malformed); `max_table` as for parse_pomdp.
 template <class Lazy = void>
-[[nodiscard]] PomdpFile read_pomdp(const std::filesystem::path& path) {
-  return parse_pomdp(detail::read_pomdp_text(path), path.string());
+[[nodiscard]] PomdpFile read_pomdp(const std::filesystem::path& path, std::size_t max_table = pomdp_file_max_table) {
+  if (max_table == 0) detail::invalid("read_pomdp: max_table must be at least 1, got 0");
+  return parse_pomdp(detail::read_pomdp_text(path), path.string(), max_table);
 }
 
 /// The text of a .pomdp file that parse_pomdp reads back to `file` exactly: names where the file

@@ -210,6 +210,33 @@ template <class Lazy = void>
 
 }  // namespace detail
 
+namespace detail {
+
+template <class Lazy = void>
+[[nodiscard]] CsvTable parse_csv(std::string_view content, const std::filesystem::path& path, std::size_t key_columns,
+                                 const char* who) {
+  const std::size_t last_newline = content.rfind('\n');
+  if (last_newline == std::string_view::npos) invalid(who, ": ", path.string(), " has no complete header line");
+  CsvTable table = parse_table(content.substr(0, last_newline + 1), path);
+  if (key_columns > table.header.size())
+    invalid(who, ": key_columns must be at most the ", table.header.size(), " columns of ", path.string(), ", got ",
+            key_columns);
+  if (key_columns > 0) (void)unique_keys(table, key_columns, path, std::string(who) + ": ");
+  table.path = path;
+  return table;
+}
+
+}  // namespace detail
+
+/// The table of a results file's content, as read_csv reads it (`name` stands for the file in
+/// messages and in the table's `path`): the header and every complete row, a torn last line
+/// ignored; with key_columns > 0 a key that repeats is refused. Throws std::invalid_argument.
+template <class Lazy = void>
+[[nodiscard]] CsvTable parse_csv(std::string_view content, std::string_view name = "<string>",
+                                 std::size_t key_columns = 0) {
+  return detail::parse_csv(content, std::filesystem::path(name), key_columns, "parse_csv");
+}
+
 /// Reads a results file: its header and every complete row. A torn last line (one without its
 /// '\n', left by a crash) is ignored; the file is not modified. With key_columns > 0, the first
 /// key_columns columns identify a run, and a key that repeats is refused (std::invalid_argument
@@ -218,16 +245,7 @@ template <class Lazy = void>
 [[nodiscard]] CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
   const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
-  const std::string content = detail::read_whole(file.get(), path);
-  const std::size_t last_newline = content.rfind('\n');
-  if (last_newline == std::string::npos) detail::invalid("read_csv: ", path.string(), " has no complete header line");
-  CsvTable table = detail::parse_table(std::string_view(content).substr(0, last_newline + 1), path);
-  if (key_columns > table.header.size())
-    detail::invalid("read_csv: key_columns must be at most the ", table.header.size(), " columns of ", path.string(),
-                    ", got ", key_columns);
-  if (key_columns > 0) (void)detail::unique_keys(table, key_columns, path, "read_csv: ");
-  table.path = path;
-  return table;
+  return detail::parse_csv(detail::read_whole(file.get(), path), path, key_columns, "read_csv");
 }
 
 /// The output of a sweep: a CSV file with a fixed header whose first `key_columns` columns
