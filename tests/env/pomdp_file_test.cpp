@@ -364,7 +364,8 @@ TEST_CASE("malformed input: the message names file:line:column, what was expecte
         "bad.pomdp:9:6: R: listen : *: expected 4 numbers (a 2 x 2 matrix of next states x observations), found 3 "
         "before the end of the file");
   CHECK(error(tiger_ok("R: listen : 0 : 0 : 0 1 2")) ==
-        "bad.pomdp:8:25: expected 'T:', 'O:' or 'R:', found the number 2");
+        "bad.pomdp:8:25: expected 'T:', 'O:' or 'R:', found the number 2: more numbers than the entry at line 8 "
+        "takes");
   CHECK(error(tiger_ok("R: listen\n1 2 3 4")) ==
         "bad.pomdp:9:1: expected ':' and a state after 'R: listen', found the number 1 (the form 'R: <action>' "
         "followed by a matrix is for MDPs, which are not supported)");
@@ -435,6 +436,12 @@ TEST_CASE("malformed input: the message names file:line:column, what was expecte
   CHECK(error(tiger("start: *")) ==
         "bad.pomdp:6:8: expected after 'start:' 2 probabilities, 'uniform' or a state, found '*'");
   CHECK(error(tiger("start exclude: * T: * uniform")) == "bad.pomdp:6:1: start exclude: every state is excluded");
+  CHECK(error(tiger("start: tiger-left tiger-right\nT: * uniform")) ==
+        "bad.pomdp:6:19: 'start:' takes one state (or n probabilities); for a uniform start over several states "
+        "write 'start include: tiger-left tiger-right ...'");
+  CHECK(error(tiger("start: tiger-left 1\nT: * uniform")) ==
+        "bad.pomdp:6:19: 'start:' takes one state (or n probabilities); for a uniform start over several states "
+        "write 'start include: tiger-left 1 ...'");
   CHECK(error(tiger("start include: T: * uniform")) ==
         "bad.pomdp:6:16: expected a state after 'start include:', found the keyword 'T'");
   CHECK(error(tiger("start: 0.5 -0.5 1")) == "bad.pomdp:6:12: a probability must be in [0, 1], found -0.5");

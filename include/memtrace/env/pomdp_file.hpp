@@ -378,6 +378,7 @@ class PomdpParser {
 
   BasicPomdpFile<Lazy> file_;
   std::unordered_map<std::string_view, std::size_t> lookup_[3];
+  std::size_t last_entry_ = unset;  // the token of the last T, O or R entry's head
   std::vector<std::size_t> t_set_, o_set_;  // per (u, x): the token of the last entry that wrote the row
 
   // ---------------------------------------------------------------- errors
@@ -676,7 +677,12 @@ class PomdpParser {
       return;  // already uniform
     }
     if (peek().kind == Kind::name) {
+      const Token& first = peek();
       const std::size_t x = entity(PomdpEntity::state);
+      // "start: a b" is not in the grammar; say what is, rather than fail at the next entry.
+      if (peek().kind == Kind::name || peek().kind == Kind::integer)
+        fail(peek(), "'start:' takes one state (or n probabilities); for a uniform start over several states write "
+             "'start include: ", first.text, " ", peek().text, " ...'");
       p.setZero();
       p[static_cast<Eigen::Index>(x)] = 1.0;
       return;
@@ -772,7 +778,7 @@ class PomdpParser {
   void parse_entry() {
     const Token& head = peek();
     if (head.kind == Kind::keyword && (head.text == "T" || head.text == "O" || head.text == "R")) {
-      const std::size_t at = pos_;
+      const std::size_t at = last_entry_ = pos_;
       (void)next();
       expect_colon(head.text);
       if (head.text == "T")
@@ -788,6 +794,11 @@ class PomdpParser {
     if (head.kind == Kind::keyword && (head.text == "discount" || head.text == "values" || head.text == "states" ||
                                        head.text == "actions" || head.text == "observations"))
       fail(head, "'", head.text, ":' must come in the preamble, before start and the T, O and R entries");
+    // A number here is one more than the previous entry takes (a row or matrix too long).
+    if (last_entry_ != unset && (head.kind == Kind::integer || head.kind == Kind::real || head.kind == Kind::plus ||
+                                 head.kind == Kind::minus))
+      fail(head, "expected 'T:', 'O:' or 'R:', found ", describe(head), ": more numbers than the entry at line ",
+           tokens_[last_entry_].line, " takes");
     fail(head, "expected 'T:', 'O:' or 'R:', found ", describe(head));
   }
 
