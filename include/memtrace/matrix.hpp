@@ -69,9 +69,9 @@ inline void check_distribution(const char* who, const char* name, const Eigen::V
     invalid(who, ": ", name, " sums to ", sum, ", expected 1 (tolerance ", tolerance, ")");
 }
 
-/// The most a computed sum of `terms` probabilities that are exactly a distribution can differ
-/// from 1 by rounding (twice the classic (terms - 1) u bound, u = 2^-53): a row within it is left
-/// as given.
+/// How far from 1 a computed sum of `terms` stored entries may be and still count as 1 up to
+/// rounding: terms · 2^-52, i.e. 2 terms u (u = 2^-53), above the classic (terms − 1) u bound of
+/// a sum of numbers that sum to 1 exactly. A row within it is left as given.
 [[nodiscard]] inline double rounding_of_sum(Eigen::Index terms) noexcept {
   return static_cast<double>(terms) * std::numeric_limits<double>::epsilon();
 }

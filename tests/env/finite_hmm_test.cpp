@@ -184,7 +184,7 @@ TEST_CASE("FiniteHmm refuses malformed models and names what is wrong", "[env][f
   CHECK_THAT(make(p, o, initial, r, {false, true}), Contains("initial puts probability 0.5 on terminal state 1"));
   CHECK_THAT(make(Eigen::MatrixXd(0, 0), o, initial, r), Contains("transition must have at least one state"));
   CHECK_THAT(error_of([&] { FiniteHmm(p, o, initial, r, {}, 1.5); }), Contains("tolerance must be in [0, 1), got 1.5"));
-  // Within the stated tolerance a row is accepted; the sampler then uses it as given, normalised.
+  // Within the stated tolerance a row is accepted, and divided by its sum once (env/pomdp_model_test.cpp).
   bad = p;
   bad(1, 1) = 0.9 + 1e-10;
   CHECK(make(bad, o, initial, r) == "(no exception)");

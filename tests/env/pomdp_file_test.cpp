@@ -482,6 +482,12 @@ TEST_CASE("the budget is a parameter: max_table", "[pomdp_file]") {
                     "m.pomdp:2:1: the model is too large: |U| |X|^2 = 20000 transition probabilities exceed the "
                     "budget max_table = 19999 with |X| = 100 states, |U| = 2 actions, |Y| = 3 observations");
   CHECK_THROWS_WITH(parse_pomdp(text, "m.pomdp", 0), "parse_pomdp: max_table must be at least 1, got 0");
+  // What is not a table counts too: 2^27 actions of one state fit the table budget, not the bookkeeping.
+  CHECK_THROWS_WITH(parse_pomdp("discount: 0.9 values: reward states: 1 actions: 134217728 observations: 1\n"),
+                    "<string>:2:1: the model is too large: |U| = 134217728 actions and |X| + |Y| = 2 names need "
+                    "2147483656 doubles of bookkeeping (16 an action, 4 a name), beyond the budget max_table = "
+                    "134217728");
+  CHECK(parse_pomdp(text, "m.pomdp", 20000).num_actions() == 2);  // 16 * 2 + 4 * 103 is well within
   CHECK_THROWS_WITH(read_pomdp(data_dir / "tiger.pomdp", 0), "read_pomdp: max_table must be at least 1, got 0");
 }
 

@@ -179,7 +179,7 @@ TEST_CASE("rows within the file's tolerance, either way, become a model every an
     CHECK((model.emission(u).rowwise().sum().array() - 1.0).abs().maxCoeff() <= rounding);
   }
   CHECK(std::abs(model.initial().sum() - 1.0) <= rounding);
-  // Each row divided by its sum, once; a row that sums to 1 as written is kept bit for bit.
+  // Each row divided by its sum, once; rows that sum to 1 (as computed) are unchanged.
   const double sum1 = 0.500004 + 0.499999 + 0.000006;
   CHECK(Eigen::MatrixXd(model.transition(0))(1, 0) == 0.500004 / sum1);
   CHECK(Eigen::MatrixXd(model.transition(1))(2, 0) == 1.0);
@@ -198,24 +198,28 @@ TEST_CASE("rows within the file's tolerance, either way, become a model every an
 }
 
 TEST_CASE("models from user matrices: rows within the tolerance are renormalised, exact rows kept") {
-  // Rows off by 5e-10 (within the default 1e-9) and a row whose sum is 1 only up to rounding.
-  const double off = 5e-10;
+  // A model built with tolerance 1e-6 from rows off by 5e-7, and a row whose sum is 1 only up to
+  // rounding: 0.7 + 0.2 + 0.1 = 0.9999999999999999 (renormalised, 0.7 would become 0.7000000000000001).
+  const double off = 5e-7;
   Eigen::MatrixXd t(3, 3);
-  t << 0.1, 0.2, 0.7, 0.5 + off, 0.5, 0.0, 0.0, 0.3 - off, 0.7;
+  t << 0.7, 0.2, 0.1, 0.5 + off, 0.5, 0.0, 0.0, 0.3 - off, 0.7;
   Eigen::MatrixXd o(3, 2);
   o << 0.25 + off, 0.75, 1.0, 0.0, 0.5, 0.5;
   const Eigen::Vector3d initial(1.0 / 3, 1.0 / 3, 1.0 / 3 + off);
-  const FiniteHmm hmm(t, o, initial, Eigen::MatrixXd::Ones(3, 3));
+  const FiniteHmm hmm(t, o, initial, Eigen::MatrixXd::Ones(3, 3), {}, 1e-6);
   const Eigen::MatrixXd p(hmm.transition());
-  CHECK(p(0, 0) == 0.1);  // 0.1 + 0.2 + 0.7 is 1 up to rounding: untouched
-  CHECK(p(0, 1) == 0.2);
-  CHECK(p(1, 0) == (0.5 + off) / (1.0 + off));
-  CHECK(hmm.emission()(0, 1) == 0.75 / (1.0 + off));
+  REQUIRE(0.7 / (0.7 + 0.2 + 0.1) != 0.7);
+  CHECK(p(0, 0) == 0.7);  // within rounding of 1: kept bit for bit
+  CHECK(p(0, 2) == 0.1);
+  CHECK(p(1, 0) == (0.5 + off) / ((0.5 + off) + 0.5));
+  CHECK(p(2, 2) == 0.7 / ((0.3 - off) + 0.7));
+  CHECK(hmm.emission()(0, 1) == 0.75 / ((0.25 + off) + 0.75));
   CHECK(hmm.emission()(2, 0) == 0.5);
-  CHECK(hmm.initial()[0] == (1.0 / 3) / (1.0 + off));
-  // With the rows as given, a check at a tighter tolerance refuses; the model's rows pass it.
-  CHECK_THROWS_WITH(stationary_distribution(t * 1.0 + Eigen::MatrixXd::Constant(3, 3, 1e-9)), Contains("sums to"));
+  CHECK(hmm.initial()[0] == (1.0 / 3) / ((1.0 / 3 + 1.0 / 3) + (1.0 / 3 + off)));
+  // The rows as given fail the analyses' check (1e-9); the model's rows pass it.
+  CHECK_THROWS_WITH(stationary_distribution(t), Contains("sums to"));
   CHECK_NOTHROW(stationary_distribution(hmm.transition()));
+  CHECK_NOTHROW(StationaryProcess(hmm, 0.9));
 
   // A FinitePomdp given a coarse tolerance: its HMMs are accepted by the analysis.
   std::vector<SparseMatrix> transitions{SparseMatrix(t.sparseView()), SparseMatrix(t.sparseView())};

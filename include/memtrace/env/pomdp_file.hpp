@@ -37,10 +37,10 @@ inline constexpr std::size_t pomdp_any = std::numeric_limits<std::size_t>::max()
 /// (files in the wild write 1/3 as 0.333333).
 inline constexpr double pomdp_file_tolerance = 1e-5;
 
-/// The largest table a file may ask for: |U| |X|^2 transition probabilities and |U| |X| |Y|
-/// observation probabilities are each at most this many doubles (2^27, 1 GiB). A larger model is
-/// refused before anything is allocated, with the sizes in the message. (The names "0", "1", ...
-/// of numbered entities add a string each, at most |X| + |U| + |Y| of them.)
+/// The default budget (`max_table` of parse_pomdp and read_pomdp): |U| |X|^2 transition
+/// probabilities and |U| |X| |Y| observation probabilities are each at most this many doubles
+/// (2^27, 1 GiB), and so is the bookkeeping (16 doubles an action, 4 a numbered name). A larger
+/// model is refused before anything is allocated, with the sizes in the message.
 inline constexpr std::size_t pomdp_file_max_table = std::size_t{1} << 27;
 
 /// One reward entry as the file gives it: each field is an index or pomdp_any (`*`). The row and
@@ -378,7 +378,7 @@ class PomdpParser {
 
   BasicPomdpFile<Lazy> file_;
   std::unordered_map<std::string_view, std::size_t> lookup_[3];
-  std::size_t last_entry_ = unset;  // the token of the last T, O or R entry's head
+  std::size_t last_entry_ = unset;          // the token of the last T, O or R entry's head
   std::vector<std::size_t> t_set_, o_set_;  // per (u, x): the token of the last entry that wrote the row
 
   // ---------------------------------------------------------------- errors
@@ -614,6 +614,14 @@ class PomdpParser {
            t_big ? " transition" : " observation", " probabilities exceed the budget max_table = ", max_table_,
            " with |X| = ", n, " states, |U| = ", na, " actions, |Y| = ", k, " observations");
     }
+    // What is not a table: per action two matrix headers and their heap blocks, a row of t_set_ and
+    // o_set_ and a name (counted as 16 doubles, 128 bytes), a name for each state and observation
+    // (4 doubles). Without this, "actions: 134217728" with one state would pass as a 1 GiB model.
+    const std::size_t bookkeeping = checked_add(checked_mul(16, na), checked_mul(4, checked_add(n, k)));
+    if (bookkeeping == 0 || bookkeeping > max_table_)
+      fail(peek(), "the model is too large: |U| = ", na, " actions and |X| + |Y| = ", size_text(checked_add(n, k)),
+           " names need ", size_text(bookkeeping),
+           " doubles of bookkeeping (16 an action, 4 a name), beyond the budget max_table = ", max_table_);
     const auto number_names = [&](PomdpEntity kind, bool named, std::size_t c) {
       if (named) return;
       std::vector<std::string>& list = names(kind);
@@ -681,8 +689,10 @@ class PomdpParser {
       const std::size_t x = entity(PomdpEntity::state);
       // "start: a b" is not in the grammar; say what is, rather than fail at the next entry.
       if (peek().kind == Kind::name || peek().kind == Kind::integer)
-        fail(peek(), "'start:' takes one state (or n probabilities); for a uniform start over several states write "
-             "'start include: ", first.text, " ", peek().text, " ...'");
+        fail(peek(),
+             "'start:' takes one state (or n probabilities); for a uniform start over several states write "
+             "'start include: ",
+             first.text, " ", peek().text, " ...'");
       p.setZero();
       p[static_cast<Eigen::Index>(x)] = 1.0;
       return;
@@ -794,9 +804,9 @@ class PomdpParser {
     if (head.kind == Kind::keyword && (head.text == "discount" || head.text == "values" || head.text == "states" ||
                                        head.text == "actions" || head.text == "observations"))
       fail(head, "'", head.text, ":' must come in the preamble, before start and the T, O and R entries");
-    // A number here is one more than the previous entry takes (a row or matrix too long).
-    if (last_entry_ != unset && (head.kind == Kind::integer || head.kind == Kind::real || head.kind == Kind::plus ||
-                                 head.kind == Kind::minus))
+    // A number here is left over after an entry that takes one number (or 'uniform', 'identity').
+    if (last_entry_ != unset &&
+        (head.kind == Kind::integer || head.kind == Kind::real || head.kind == Kind::plus || head.kind == Kind::minus))
       fail(head, "expected 'T:', 'O:' or 'R:', found ", describe(head), ": more numbers than the entry at line ",
            tokens_[last_entry_].line, " takes");
     fail(head, "expected 'T:', 'O:' or 'R:', found ", describe(head));
@@ -963,8 +973,9 @@ template <class Lazy = void>
 /// std::invalid_argument of the form "name:line:column: what was expected, found what". A model
 /// that parses but is not stochastic is refused naming the row (and the entry that last set it).
 /// A model whose |U| |X|^2 transition or |U| |X| |Y| observation probabilities exceed `max_table`
-/// doubles is refused before its tables are allocated; the reader's peak memory is then the two
-/// tables (8 max_table bytes each at most) and the text's tokens.
+/// doubles, or whose bookkeeping does (16 doubles an action, 4 a numbered name), is refused before
+/// anything is allocated; the reader's peak memory is then at most the two tables (8 max_table
+/// bytes each), the bookkeeping (as much again) and the text's tokens.
 template <class Lazy = void>
 [[nodiscard]] PomdpFile parse_pomdp(std::string_view text, std::string_view name = "<string>",
                                     std::size_t max_table = pomdp_file_max_table) {
