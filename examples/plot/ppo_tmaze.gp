@@ -53,8 +53,9 @@ point(i) = word("7 5 6 9 7 5", i) + 0
 # The memories of one k side by side (a few percent apart on the log axis), so that no bar hides another.
 index_of(name) = name eq 'trace' ? 1 : name eq 'trace-slow' ? 2 : name eq 'memoryless' ? 3 : name eq 'frame-stack' ? 4 : name eq 'trace+norm' ? 5 : 6
 slot(i) = i == 5 ? 1 : i == 6 ? 2 : i  # the second row's memories take the first row's places
+# (clipped-bar labels of odd slots sit a little lower, so that two at one k do not overlap)
 dodge(i) = column(2) * 2 ** ((slot(i) - 2.5) * 0.04)
-clip_marks(col) = sprintf(", csv using (dodge(index_of(strcol(1)))):(clipped(%d)) with points pt 9 ps 1.2 lc rgb c_band_note notitle, '' using (dodge(index_of(strcol(1)))):(clipped(%d)):(sprintf('%%.2f', column(%d))) with labels offset 0, -1.1 tc rgb c_band_note font ',10' notitle", col, col, col)
+clip_marks(col) = sprintf(", csv using (dodge(index_of(strcol(1)))):(clipped(%d)) with points pt 9 ps 1.2 lc rgb c_band_note notitle, '' using (dodge(index_of(strcol(1)))):(clipped(%d) - 0.05 * (slot(index_of(strcol(1))) %% 2)):(sprintf('%%.2f', column(%d))) with labels offset 0, -1.1 tc rgb c_band_note font ',10' notitle", col, col, col)
 train_clipped = TRAIN_HIGH_max > ytop ? clip_marks(8) : ''
 eval_clipped = EVAL_HIGH_max > ytop ? clip_marks(11) : ''
 # The official row shows memories 1-4; the normalised row the normalised traces (5, 6) and the frame stack (4).
