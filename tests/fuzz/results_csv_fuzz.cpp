@@ -22,9 +22,7 @@ namespace {
 }
 
 std::string line_of(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t c = 0; c < fields.size(); ++c) line += (c > 0 ? "," : "") + fields[c];
-  return line + "\n";
+  return memtrace::detail::join_fields(fields, fields.size()) + "\n";
 }
 
 }  // namespace
