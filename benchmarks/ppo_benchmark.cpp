@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <ctime>
 #include <memtrace/env/minigrid_tmaze.hpp>
-#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/features.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -47,7 +47,7 @@ struct Setup {
 
   explicit Setup(const M& memory, bool normalize = false)
       : rollout(make(memory)), agent(memory.dim(), 3, options(normalize), 1) {
-    agent.train(rollout, 2048);  // the first update grows every buffer
+    train(agent, rollout, 2048);  // the first update grows every buffer
   }
   static PpoOptions options(bool normalize) {
     PpoOptions o;
@@ -84,7 +84,7 @@ double cpu_seconds() {
 template <class M>
 void iteration(benchmark::State& state, const M& memory, bool normalize = false) {
   Setup<M> s(memory, normalize);
-  for (auto _ : state) s.agent.train(s.rollout, 2048);
+  for (auto _ : state) train(s.agent, s.rollout, 2048);
   state.SetItemsProcessed(state.iterations() * 2048);
 }
 

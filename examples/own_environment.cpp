@@ -6,8 +6,8 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdio>
-#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/learn/td.hpp>
+#include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/random.hpp>
 #include <vector>

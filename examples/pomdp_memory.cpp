@@ -28,10 +28,10 @@
 #include <memtrace/analysis/window_value_error.hpp>
 #include <memtrace/env/pomdp_model.hpp>
 #include <memtrace/experiment/results.hpp>
-#include <memtrace/experiment/run.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/files.hpp>
 #include <memtrace/learn/td_bank.hpp>
+#include <memtrace/loop/run_td.hpp>
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>

@@ -31,11 +31,11 @@
 #include <map>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/results.hpp>
-#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/experiment/shard.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -260,7 +260,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   std::vector<bool> recent;  // the last 100 episodes' success, for the progress line
   std::size_t recent_next = 0, recent_successes = 0;
   Progress line(progress, total);
-  agent.train(rollout, spec.steps, [&](const PpoStats& stats) {
+  train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
     bin_diagnostics.add(stats);
     for (const EpisodeEnd& e : stats.episodes) {
       const bool success = e.episode_return > 0.5;  // reward 1 exactly on the success cell
@@ -293,7 +293,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.train_success =
       result.train_episodes == 0 ? 0.0 : static_cast<double>(successes) / static_cast<double>(result.train_episodes);
   DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
-  const auto episodes = agent.evaluate(MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps);
+  const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps);
   std::size_t eval_successes = 0, eval_goals = 0;
   for (const EpisodeEnd& e : episodes) {
     eval_successes += e.episode_return > 0.5;

@@ -30,6 +30,14 @@ inline Eigen::MatrixXd random_stochastic(Eigen::Index rows, Eigen::Index cols, s
   return m;
 }
 
+/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay: episodes of random length >= 3.
+inline FiniteHmm episodic_chain() {
+  Eigen::MatrixXd p(4, 4), r(4, 4);
+  p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;
+  r << 1, -1, 0, 0, 0, 0.5, 2, 0, 0, 0, -0.5, 3, 0, 0, 0, 0;
+  return FiniteHmm(p, Eigen::MatrixXd::Identity(4, 4), Eigen::Vector4d(1, 0, 0, 0), r, {false, false, false, true});
+}
+
 /// An episodic HMM for the forward filter's terminal convention: state 3 is terminal (its own row
 /// absorbs; the analysis restarts it from `initial`) and shares observations 1 and 2 with the
 /// others, so a history can end in it with any probability between 0 and 1.

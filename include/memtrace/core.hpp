@@ -1,7 +1,7 @@
 #pragma once
 // memtrace's core umbrella: the vocabulary, features, random numbers, memories, environments,
-// learners and the loops that compose them. Cheap to include (docs/design.md gives its compile
-// time); exact analysis (memtrace/analysis.hpp) and experiment I/O (memtrace/experiment.hpp) are
+// learners (learn/) and the loops that compose them (loop/). Cheap to include (docs/design.md
+// gives its compile time); exact analysis (memtrace/analysis.hpp) and experiment I/O (memtrace/experiment.hpp) are
 // opt-in umbrellas, and memtrace/memtrace.hpp includes all three and the .pomdp file format
 // (env/pomdp_file.hpp, env/pomdp_model.hpp: a parser, left out of the core for its compile time).
 
@@ -13,8 +13,7 @@
 #include "memtrace/env/noisy_random_walk.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
-#include "memtrace/experiment/rollout.hpp"
-#include "memtrace/experiment/run.hpp"
+#include "memtrace/experience.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/adam.hpp"
@@ -25,6 +24,9 @@
 #include "memtrace/learn/td.hpp"
 #include "memtrace/learn/td_bank.hpp"
 #include "memtrace/learn/trace_td.hpp"
+#include "memtrace/loop/ppo.hpp"
+#include "memtrace/loop/rollout.hpp"
+#include "memtrace/loop/run_td.hpp"
 #include "memtrace/matrix.hpp"
 #include "memtrace/memory/memory_trace.hpp"
 #include "memtrace/memory/trace_bank.hpp"

@@ -1,12 +1,10 @@
 #pragma once
 // memtrace's experiment umbrella: parallel sweeps with one random stream per run, means and
 // confidence intervals, results files that survive interruption, shards and provenance
-// (docs/experiments.md). The loops themselves (run.hpp, rollout.hpp) are in the core umbrella.
+// (docs/experiments.md). What a sweep runs (the loops of memtrace/loop/) is in the core umbrella.
 
 #include "memtrace/experiment/provenance.hpp"
 #include "memtrace/experiment/results.hpp"
-#include "memtrace/experiment/rollout.hpp"
-#include "memtrace/experiment/run.hpp"
 #include "memtrace/experiment/shard.hpp"
 #include "memtrace/experiment/statistics.hpp"
 #include "memtrace/experiment/sweep.hpp"

@@ -16,8 +16,8 @@
 #include <memtrace/env/finite_hmm.hpp>
 #include <memtrace/env/noisy_random_walk.hpp>
 #include <memtrace/env/two_state_hmm.hpp>
-#include <memtrace/experiment/run.hpp>
 #include <memtrace/learn/trace_td.hpp>
+#include <memtrace/loop/run_td.hpp>
 #include <memtrace/memory/memory_trace.hpp>
 #include <vector>
 

@@ -21,9 +21,9 @@
 #include <memtrace/env/noisy_random_walk.hpp>
 #include <memtrace/env/tmaze.hpp>
 #include <memtrace/env/two_state_hmm.hpp>
-#include <memtrace/experiment/run.hpp>
 #include <memtrace/features.hpp>
 #include <memtrace/learn/td.hpp>
+#include <memtrace/loop/run_td.hpp>
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
 #include <vector>

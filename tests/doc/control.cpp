@@ -2,9 +2,9 @@
 // compiled"). The PPO run of the page takes 20.48 M steps: it is compiled, and run only with
 // --ppo.
 #include <memtrace/env/minigrid_tmaze.hpp>
-#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/td.hpp>
+#include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 
 #include <cstdio>
@@ -64,13 +64,13 @@ void ppo_tmaze_64() {
                   std::move(gens));
 
   Ppo<Eigen::VectorXf> ppo(traces.dim(), 3, PpoOptions{}, 42);  // the official hyperparameters, seed 42
-  ppo.train(rollout, 20'480'000, [](const PpoStats& s) {        // 10,000 updates of 2,048 steps
+  train(ppo, rollout, 20'480'000, [](const PpoStats& s) {       // 10,000 updates of 2,048 steps
     if (s.update % 100 == 0)
       std::printf("%zu steps: success %.2f of %zu episodes, entropy %.3f\n", s.env_steps, s.mean_episode_return(),
                   s.episodes.size(), s.entropy);
   });
   DefaultGenerator eval = make_stream(42, 1000);
-  const std::vector<EpisodeEnd> episodes = ppo.evaluate(MinigridTMaze(64), traces, eval, 100);  // spec §6
+  const std::vector<EpisodeEnd> episodes = evaluate(ppo, MinigridTMaze(64), traces, eval, 100);  // spec §6
   std::printf("evaluation: %zu episodes\n", episodes.size());
 }
 

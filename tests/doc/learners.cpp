@@ -2,13 +2,13 @@
 // compiled"). Each function holds one ```cpp block of the page, as it is written there, and
 // defines around it what the page leaves to the reader.
 #include <memtrace/env/noisy_random_walk.hpp>
-#include <memtrace/experiment/run.hpp>
 #include <memtrace/learn/adam.hpp>
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/mlp.hpp>
 #include <memtrace/learn/td.hpp>
 #include <memtrace/learn/td_bank.hpp>
 #include <memtrace/learn/trace_td.hpp>
+#include <memtrace/loop/run_td.hpp>
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
 

@@ -22,11 +22,11 @@
 #include <cstdlib>
 #include <limits>
 #include <memtrace/env/minigrid_tmaze.hpp>
-#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/learn/actor_critic.hpp>
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gae.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -216,9 +216,13 @@ template <class Agent, class Env, class M>
 void collect(Agent& agent, Rollout<Env, M>& rollout) {
   using Phi = typename Agent::features_type;
   rollout.run(agent, agent.options().n_steps, [&](const RolloutBatch<Phi>& batch) { agent.record(batch); });
-  std::vector<Phi> bootstrap;
-  for (std::size_t i = 0; i < rollout.size(); ++i) bootstrap.push_back(rollout.features(i));
-  agent.compute_advantages(bootstrap);
+  agent.compute_advantages(rollout.features());
+}
+
+/// Both networks' parameters equal, bit for bit.
+template <class Agent>
+bool same_parameters(const Agent& a, const Agent& b) {
+  return a.actor().parameters() == b.actor().parameters() && a.critic().parameters() == b.critic().parameters();
 }
 
 PpoOptions small_options() {
@@ -493,7 +497,7 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
   CHECK(agent.learning_rate() == 1e-3);
   std::vector<PpoStats> stats;
-  agent.train(rollout, 3 * 16 + 5, [&](const PpoStats& s) { stats.push_back(s); });  // 3 updates; 5 steps dropped
+  train(agent, rollout, 3 * 16 + 5, [&](const PpoStats& s) { stats.push_back(s); });  // 3 updates; 5 steps dropped
   REQUIRE(stats.size() == 3);
   CHECK(agent.total_updates() == 3);
   const double T = 3 * 2 * 2;  // updates x epochs x minibatches
@@ -512,7 +516,7 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   o.anneal_lr = false;
   Ppo<Eigen::VectorXd, double> constant(5, 3, o, 1);
   auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  constant.train(rollout2, 32, [&](const PpoStats& s) {
+  train(constant, rollout2, 32, [&](const PpoStats& s) {
     CHECK(s.first_learning_rate == 1e-3);
     CHECK(s.last_learning_rate == 1e-3);
   });
@@ -521,10 +525,55 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   Ppo<Eigen::VectorXd, double> manual(5, 3, o, 1);
   auto rollout3 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
   rollout3.run(manual, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { manual.record(b); });
-  std::vector<Eigen::VectorXd> bootstrap = {rollout3.features(0), rollout3.features(1)};
-  const PpoStats& s = manual.update(bootstrap);
+  REQUIRE(rollout3.features().size() == 2);
+  CHECK(rollout3.features()[1] == rollout3.features(1));
+  const PpoStats& s = manual.update(rollout3.features());
   CHECK(s.last_learning_rate == Approx(1e-3 * (1 - 3.0 / 40)).epsilon(1e-15));
+
+  // A horizon set by hand: train keeps it; 0 is refused and changes nothing.
+  o.total_updates = 0;
+  Ppo<Eigen::VectorXd, double> set(5, 3, o, 1);
+  CHECK_THROWS_WITH(set.set_total_updates(0), "Ppo::set_total_updates: total_updates must be at least 1, got 0");
+  CHECK(set.total_updates() == 0);
+  set.set_total_updates(10);
+  auto rollout4 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  train(set, rollout4, 16, [&](const PpoStats& stats4) {
+    CHECK(stats4.last_learning_rate == Approx(1e-3 * (1 - 3.0 / 40)).epsilon(1e-15));
+  });
+  CHECK(set.total_updates() == 10);
+  CHECK(same_parameters(set, manual));
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("the deprecated members Ppo::train and Ppo::evaluate are the loop's train and evaluate",
+          "[ppo][deprecated]") {
+  using Agent = Ppo<Eigen::VectorXd, double>;
+  Agent a(5, 3, small_options(), 3), b(5, 3, small_options(), 3);
+  auto ra = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
+  auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
+  std::size_t calls = 0;
+  a.train(ra, 48, [&](const PpoStats&) { ++calls; });
+  train(b, rb, 48);
+  CHECK(calls == 3);
+  CHECK(a.updates() == 3);
+  CHECK(same_parameters(a, b));
+  a.train(ra, 16);
+  train(b, rb, 16);
+  CHECK(same_parameters(a, b));
+  DefaultGenerator ga(9), gb(9);
+  const auto ea = a.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, ga, 5);
+  const auto eb = evaluate(b, Wander{}, DenseTrace<Eigen::VectorXd>{}, gb, 5);
+  CHECK(ea == eb);
+  CHECK(ga == gb);
+  CHECK(a.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, ga, 5, 3) ==
+        evaluate(b, Wander{}, DenseTrace<Eigen::VectorXd>{}, gb, 5, 3));
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo][clip]") {
   // The unclipped gradients of the first (and only) minibatch, from an agent that never clips.
@@ -654,9 +703,9 @@ TEST_CASE("PPO learns a one-step task whose best action depends on the observati
   const DenseTrace<Eigen::VectorXf> onehot{2, 0.0};
   auto rollout = make_rollout(8, ContextBandit{}, onehot, 1);
   double last = 0;
-  agent.train(rollout, 64 * 128, [&](const PpoStats& s) { last = s.mean_episode_return(); });
+  train(agent, rollout, 64 * 128, [&](const PpoStats& s) { last = s.mean_episode_return(); });
   DefaultGenerator gen(99);
-  const std::vector<EpisodeEnd> episodes = agent.evaluate(ContextBandit{}, onehot, gen, 200);
+  const std::vector<EpisodeEnd> episodes = evaluate(agent, ContextBandit{}, onehot, gen, 200);
   REQUIRE(episodes.size() == 200);
   double success = 0;
   for (const EpisodeEnd& e : episodes) success += e.episode_return / 200;
@@ -672,7 +721,7 @@ TEST_CASE("the same seed gives the same parameters after an update, bit for bit,
     o.epochs = 2;
     Ppo<Eigen::VectorXf, float> agent(5, 3, o, seed);
     auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 7);
-    agent.train(rollout, 32);
+    train(agent, rollout, 32);
     Eigen::VectorXf all(agent.actor().num_parameters() + agent.critic().num_parameters());
     all << agent.actor().parameters(), agent.critic().parameters();
     return all;
@@ -691,10 +740,10 @@ TEST_CASE("MultiHot features train like their dense vectors (the sparse first la
   auto rs = make_rollout(2, Wander{}, SparseStack{}, 2);
   auto rd = make_rollout(2, Wander{}, DenseStack{}, 2);
   std::vector<Action> actions_sparse, actions_dense;
-  sparse.train(rs, 48, [&](const PpoStats&) {
+  train(sparse, rs, 48, [&](const PpoStats&) {
     for (const ActedStep& s : sparse.steps()) actions_sparse.push_back(s.action);
   });
-  dense.train(rd, 48, [&](const PpoStats&) {
+  train(dense, rd, 48, [&](const PpoStats&) {
     for (const ActedStep& s : dense.steps()) actions_dense.push_back(s.action);
   });
   CHECK(actions_sparse == actions_dense);
@@ -714,11 +763,11 @@ TEST_CASE(
   o.anneal_lr = true;
   const auto run = [](auto& agent, auto memory) {
     auto rollout = make_rollout(4, MinigridTMaze(2), memory, 1);
-    agent.train(rollout, 32);
+    train(agent, rollout, 32);
     std::size_t updates = 0, truncations = 0;
     {
       AllocationGuard guard;
-      agent.train(rollout, 40 * 32, [&](const PpoStats& s) {
+      train(agent, rollout, 40 * 32, [&](const PpoStats& s) {
         ++updates;
         for (const EpisodeEnd& e : s.episodes) truncations += e.truncated;
       });
@@ -751,8 +800,8 @@ TEST_CASE(
   std::size_t t = 0;
   Ppo<Eigen::VectorXd, double> twin(5, 3, o, 1);
   auto watched = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
-  twin.train(watched, 16 * 3,
-             [&](const PpoStats& s) { reported.insert(reported.end(), s.episodes.begin(), s.episodes.end()); });
+  train(twin, watched, 16 * 3,
+        [&](const PpoStats& s) { reported.insert(reported.end(), s.episodes.begin(), s.episodes.end()); });
   for (std::size_t u = 0; u < 3; ++u) {
     rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       for (std::size_t i = 0; i < 2; ++i)
@@ -780,8 +829,8 @@ TEST_CASE(
   }
 
   DefaultGenerator gen(3), same(3);
-  const auto a = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, gen, 25);
-  const auto b = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, same, 25);
+  const auto a = evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, gen, 25);
+  const auto b = evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, same, 25);
   REQUIRE(a.size() == 25);
   CHECK(a == b);
   CHECK(gen == same);
@@ -798,11 +847,11 @@ TEST_CASE(
   // A step cap: the same episodes up to the cap, and none that was still running at it.
   const std::size_t cap = a[9].step + 1 + a[10].length / 2;  // within episode 10, before its last step
   DefaultGenerator capped_gen(3);
-  const auto capped = agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, capped_gen, 25, cap);
+  const auto capped = evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, capped_gen, 25, cap);
   REQUIRE(capped.size() == 10);
   CHECK(std::equal(capped.begin(), capped.end(), a.begin()));
   DefaultGenerator uncapped_gen(3);
-  CHECK(agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, uncapped_gen, 25, steps) == a);
+  CHECK(evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, uncapped_gen, 25, steps) == a);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -840,7 +889,7 @@ TEST_CASE(
   CHECK(agent.normalizer().count() == 3 * 8 * 2);
   const FeatureNormalizer before = agent.normalizer();
   DefaultGenerator gen(1);
-  (void)agent.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, gen, 10);
+  (void)evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, gen, 10);
   CHECK(agent.normalizer() == before);  // evaluation reads the statistics and never updates them
 
   // policy() acts on normalised features: the same draws as an agent-free actor fed normalised
@@ -879,7 +928,7 @@ TEST_CASE("while normalize_features is off the normaliser's options change nothi
     o.normalizer = n;
     Ppo<Eigen::VectorXf, float> agent(5, 3, o, 5);
     auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 7);
-    agent.train(rollout, 64);
+    train(agent, rollout, 64);
     Eigen::VectorXf all(agent.actor().num_parameters() + agent.critic().num_parameters());
     all << agent.actor().parameters(), agent.critic().parameters();
     return all;
@@ -914,9 +963,9 @@ TEST_CASE("PPO with normalised features learns a one-step task whose cue is a sm
     o.normalize_features = normalize;
     Ppo<Eigen::VectorXf, float> agent(2, 2, o, 1);
     auto rollout = make_rollout(8, ContextBandit{}, Scaled{}, 1);
-    agent.train(rollout, 64 * 128);
+    train(agent, rollout, 64 * 128);
     DefaultGenerator gen(99);
-    const std::vector<EpisodeEnd> episodes = agent.evaluate(ContextBandit{}, Scaled{}, gen, 200);
+    const std::vector<EpisodeEnd> episodes = evaluate(agent, ContextBandit{}, Scaled{}, gen, 200);
     double rate = 0;
     for (const EpisodeEnd& e : episodes) rate += e.episode_return / 200;
     return rate;
@@ -978,8 +1027,8 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   CHECK_THROWS_WITH((PpoPolicy<MultiHot<2>, double>(ten, &ten_features)),
                     Catch::Contains("PpoPolicy: a normalizer needs dense features, got MultiHot"));
   DefaultGenerator eval_gen(1);
-  CHECK_THROWS_WITH(normalising.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, eval_gen, 5, 0),
-                    Catch::Contains("Ppo::evaluate: max_steps must be at least 1, got 0"));
+  CHECK_THROWS_WITH(evaluate(normalising, Wander{}, DenseTrace<Eigen::VectorXd>{}, eval_gen, 5, 0),
+                    Catch::Contains("evaluate: max_steps must be at least 1, got 0"));
   CHECK(eval_gen == DefaultGenerator(1));
   CHECK_THROWS_WITH(Agent(0, 3), Catch::Contains("Ppo: input_dim must be at least 1, got 0"));
   CHECK_THROWS_WITH(Agent(5, 0), Catch::Contains("Ppo: num_actions must be at least 1, got 0"));
@@ -989,14 +1038,14 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   Agent agent(5, 3, small_options());
   // The rollout must have n_envs environments whose memories have dim input_dim.
   auto three = make_rollout(3, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  CHECK_THROWS_WITH(agent.train(three, 64), Catch::Contains("Ppo::train: rollout has 3 environments, expected "
-                                                            "options.n_envs = 2"));
+  CHECK_THROWS_WITH(train(agent, three, 64), Catch::Contains("train: rollout has 3 environments, expected "
+                                                             "options.n_envs = 2"));
   auto wide = make_rollout(2, Wander{6, 3, 6}, DenseTrace<Eigen::VectorXd>{6, 0.5}, 1);
-  CHECK_THROWS_WITH(agent.train(wide, 64), Catch::Contains("Ppo::train: rollout's memory 0 has dim 6, expected "
-                                                           "input_dim = 5"));
+  CHECK_THROWS_WITH(train(agent, wide, 64), Catch::Contains("train: rollout's memory 0 has dim 6, expected "
+                                                            "input_dim = 5"));
   auto fine = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  CHECK_THROWS_WITH(agent.train(fine, 15),
-                    Catch::Contains("Ppo::train: total_env_steps must be at least n_envs·n_steps = 16, got 15"));
+  CHECK_THROWS_WITH(train(agent, fine, 15),
+                    Catch::Contains("train: total_env_steps must be at least n_envs·n_steps = 16, got 15"));
   CHECK(fine.steps_taken() == 0);
 
   // act: spans of n_envs, features of input_dim; nothing changes when refused.

@@ -10,7 +10,7 @@
 #include <limits>
 #include <span>
 
-#include "memtrace/experiment/rollout.hpp"
+#include "memtrace/experience.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {

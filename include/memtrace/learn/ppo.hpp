@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/experiment/rollout.hpp"
+#include "memtrace/experience.hpp"
 #include "memtrace/features.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/adam.hpp"
@@ -236,6 +236,12 @@ class PpoPolicy {
   detail::FeatureStore<Phi, Scalar> inputs_;
 };
 
+namespace detail {
+/// Selects, by argument-dependent lookup, the loops of memtrace/loop/ppo.hpp for the deprecated
+/// members Ppo::train and Ppo::evaluate (learn/ does not include loop/).
+struct PpoLoopTag {};
+}  // namespace detail
+
 /// A PPO agent for features of type Phi (a dense Eigen column vector of Scalar, e.g. the
 /// Eigen::VectorXf of a float TraceBank, or a MultiHot<C>, e.g. a FrameStack of one-hot views, fed
 /// to the networks' sparse first layer) in float (the default) or double.
@@ -243,9 +249,10 @@ class PpoPolicy {
 /// Stepped by the caller: act (a BatchPolicy: Rollout calls it with the n_envs features of a step)
 /// samples the actions and stores the features, log-probabilities and values; record(batch) (the
 /// rollout's sink) stores the step's actions, rewards and episode ends; after n_steps of both,
-/// update(bootstrap_features) learns. Or driven: train(rollout, total_env_steps, on_update) does
-/// exactly that in a loop. Everything is allocated by the constructor and the first update; after
-/// it act, record and update allocate nothing (MultiHot<dynamic> columns keep the capacity they got).
+/// update(bootstrap_features) learns. Or driven: memtrace::train(agent, rollout, total_env_steps,
+/// on_update) (memtrace/loop/ppo.hpp) does exactly that in a loop. Everything is allocated by the
+/// constructor and the first update; after it act, record and update allocate nothing
+/// (MultiHot<dynamic> columns keep the capacity they got).
 ///
 /// Randomness: the initial parameters (actor, then critic) and every epoch's permutation come from
 /// the agent's own Xoshiro256StarStar(seed); actions from the environments' generators. Same seed,
@@ -295,7 +302,6 @@ class Ppo {
     bootstrap_values_ = Vector::Zero(static_cast<Eigen::Index>(n));
     permutation_.resize(samples_);
     episodes_.reserve(samples_);
-    bootstrap_.resize(n);
     grow_minibatch(batch_);
     nets_.reserve(std::max(batch_, n));
   }
@@ -462,49 +468,12 @@ class Ppo {
     return stats_;
   }
 
-  /// Trains on `rollout` (n_envs environments whose memories give features of type Phi and
-  /// dimension input_dim()) for total_env_steps / (n_envs·n_steps) updates (the remainder is not
-  /// run): each update runs n_steps rollout steps with this agent as the policy and record as the
-  /// sink, then update() from the features the environments continue from, then calls
-  /// on_update(const PpoStats&); if on_update returns bool, false stops training. With annealing
-  /// and options.total_updates = 0, the first train sets the schedule's horizon to its number of
-  /// updates. Throws std::invalid_argument (before any step) for a rollout whose size is not n_envs,
-  /// a memory whose dim() is not input_dim(), or total_env_steps < n_envs·n_steps; std::logic_error
-  /// if steps are already recorded.
-  template <class Env, class M, class G, class OnUpdate>
-  requires std::same_as<features_t<M>, Phi>
-  void train(Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
-    const std::size_t n = options_.n_envs;
-    if (rollout.size() != n)
-      detail::invalid("Ppo::train: rollout has ", rollout.size(), " environments, expected options.n_envs = ", n);
-    for (std::size_t i = 0; i < n; ++i)
-      if (static_cast<std::size_t>(rollout.memory(i).dim()) != input_dim())
-        detail::invalid("Ppo::train: rollout's memory ", i, " has dim ", rollout.memory(i).dim(),
-                        ", expected input_dim = ", input_dim());
-    if (total_env_steps < samples_)
-      detail::invalid("Ppo::train: total_env_steps must be at least n_envs·n_steps = ", samples_, ", got ",
-                      total_env_steps);
-    if (recorded_ != 0)
-      throw std::logic_error(detail::message("Ppo::train: the buffer already holds ", recorded_,
-                                             " recorded steps (finish them with update first)"));
-    const std::size_t n_updates = total_env_steps / samples_;
-    if (options_.anneal_lr && horizon_ == 0) set_horizon("Ppo::train", n_updates);
-    const auto sink = [this](const RolloutBatch<Phi>& batch) { record(batch); };
-    for (std::size_t u = 0; u < n_updates; ++u) {
-      rollout.run(*this, options_.n_steps, sink);
-      for (std::size_t i = 0; i < n; ++i) bootstrap_[i] = rollout.features(i);
-      const PpoStats& stats = update(std::span<const Phi>(bootstrap_));
-      if constexpr (std::same_as<std::invoke_result_t<OnUpdate&, const PpoStats&>, bool>) {
-        if (!on_update(stats)) return;
-      } else {
-        on_update(stats);
-      }
-    }
-  }
-  template <class Env, class M, class G>
-  requires std::same_as<features_t<M>, Phi>
-  void train(Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
-    train(rollout, total_env_steps, [](const PpoStats&) {});
+  /// Deprecated in 0.3.0, removed in 0.4.0: the loop is memtrace::train(agent, rollout,
+  /// total_env_steps[, on_update]) of memtrace/loop/ppo.hpp.
+  template <class R, class... OnUpdate>
+  [[deprecated("Ppo::train: use memtrace::train(agent, rollout, total_env_steps) of memtrace/loop/ppo.hpp")]] void
+  train(R& rollout, std::size_t total_env_steps, OnUpdate&&... on_update) {
+    ppo_loop(detail::PpoLoopTag{}, *this, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
   }
 
   // ---- acting outside training ----
@@ -514,35 +483,13 @@ class Ppo {
     return PpoPolicy<Phi, Scalar>(nets_.actor(), options_.normalize_features ? &normalizer_ : nullptr);
   }
 
-  /// The official evaluation (spec §6): `episodes` episodes of a copy of env with a copy of memory,
-  /// one after the other (Rollout with one environment: memory reset with the environment at every
-  /// episode start), acting with policy(), drawing from gen (which advances). Returns the episodes
-  /// (env 0, step counted from the first step of the evaluation). It stops early after max_steps
-  /// steps (an episode still running then is not returned): fewer than `episodes` come back when
-  /// the cap binds, so that a policy that never ends its episodes is evaluated in bounded time.
-  /// Throws std::invalid_argument for max_steps = 0 or a memory whose dim() is not input_dim().
-  template <class Env, class M, std::uniform_random_bit_generator G>
-  requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
-      const Env& env, const M& memory, G& gen, std::size_t episodes,
-      std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
-    if (static_cast<std::size_t>(memory.dim()) != input_dim())
-      detail::invalid("Ppo::evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", input_dim());
-    if (max_steps == 0) detail::invalid("Ppo::evaluate: max_steps must be at least 1, got 0");
-    std::vector<EpisodeEnd> out;
-    out.reserve(episodes);
-    Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
-    PpoPolicy<Phi, Scalar> pi = policy();
-    std::size_t t = 0;
-    while (out.size() < episodes && t < max_steps) {
-      one.step(pi, [&](const RolloutBatch<Phi>& batch) {
-        const ActedStep& s = batch.steps[0];
-        if (s.terminated || s.truncated)
-          out.push_back({0, t, s.episode_return, s.episode_length, s.terminated, s.truncated});
-      });
-      ++t;
-    }
-    gen = one.generator(0);
-    return out;
+  /// Deprecated in 0.3.0, removed in 0.4.0: memtrace::evaluate(agent, env, memory, gen,
+  /// episodes[, max_steps]) of memtrace/loop/ppo.hpp.
+  template <class Env, class M, class G, class... MaxSteps>
+  [[deprecated(
+      "Ppo::evaluate: use memtrace::evaluate(agent, env, ...) of memtrace/loop/ppo.hpp")]] std::vector<EpisodeEnd>
+  evaluate(const Env& env, const M& memory, G& gen, std::size_t episodes, MaxSteps... max_steps) {
+    return ppo_loop(detail::PpoLoopTag{}, *this, env, memory, gen, episodes, max_steps...);
   }
 
   // ---- inspection ----
@@ -562,6 +509,13 @@ class Ppo {
   [[nodiscard]] std::size_t adam_steps() const noexcept { return actor_adam_.count(); }
   /// The schedule's horizon in updates (0 until set).
   [[nodiscard]] std::size_t total_updates() const noexcept { return horizon_; }
+  /// Sets the schedule's horizon: the learning rate anneals to 0 over total_updates updates
+  /// (train() sets it to its number of updates when it is still 0). Throws std::invalid_argument
+  /// for 0 or a horizon whose Adam steps (·epochs·minibatches) overflow.
+  void set_total_updates(std::size_t total_updates) {
+    if (total_updates == 0) detail::invalid("Ppo::set_total_updates: total_updates must be at least 1, got 0");
+    set_horizon("Ppo::set_total_updates", total_updates);
+  }
   /// The learning rate of the next Adam step: lr0·(1 − min(c, T)/T) with c = adam_steps() and
   /// T = total_updates()·epochs·minibatches when annealing, lr0 otherwise.
   [[nodiscard]] double learning_rate() const noexcept {
@@ -785,7 +739,6 @@ class Ppo {
   std::vector<ActedStep> steps_;
   Vector log_probs_, values_, final_values_, advantages_, targets_, bootstrap_values_;
   std::vector<EpisodeEnd> episodes_;
-  std::vector<Phi> bootstrap_;
   std::size_t recorded_ = 0;
   bool acted_ = false;
   bool advantages_ready_ = false;

@@ -2,7 +2,7 @@
 // Linear temporal-difference learners (paper §6, "Temporal difference (TD) learning"). They touch
 // feature vectors only through dot and add_scaled (features.hpp), so a TD step on a full window's
 // one-hot feature is O(1) and on a memory trace O(|Y|). The caller steps them; loops live in
-// experiment/run.hpp. See docs/learners.md.
+// loop/run_td.hpp. See docs/learners.md.
 
 #include <Eigen/Core>
 #include <cmath>

@@ -1,11 +1,11 @@
-// The acting loop (experiment/rollout.hpp): N = 1 is the hand-written loop, resets happen exactly
+// The acting loop (loop/rollout.hpp): N = 1 is the hand-written loop, resets happen exactly
 // at episode ends, each environment's trajectory depends only on its own generator (not on N nor
 // on the order of the environments), memories that remember actions get them, bad input throws.
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/env/tmaze.hpp>
-#include <memtrace/experiment/rollout.hpp>
+#include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/memory/with_actions.hpp>

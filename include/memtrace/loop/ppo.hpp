@@ -1,0 +1,116 @@
+#pragma once
+// PPO's driver: train an agent on a rollout for a budget of environment steps, and evaluate its
+// stochastic policy on a copy of an environment and memory. Free functions over the agent's public
+// steps (act, record, update, policy), so the agent (learn/ppo.hpp) knows nothing of the loop.
+// See docs/control.md ("PPO").
+
+#include <concepts>
+#include <cstddef>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/experience.hpp"
+#include "memtrace/learn/ppo.hpp"
+#include "memtrace/loop/rollout.hpp"
+#include "memtrace/vocabulary.hpp"
+
+namespace memtrace {
+
+/// Trains agent on rollout (n_envs environments whose memories give features of type Phi and
+/// dimension input_dim()) for total_env_steps / (n_envs·n_steps) updates (the remainder is not
+/// run): each update runs n_steps rollout steps with the agent as the policy and record as the
+/// sink, then agent.update() from the features the environments continue from, then calls
+/// on_update(const PpoStats&); if on_update returns bool, false stops training. With annealing
+/// and no horizon yet (options.total_updates = 0), the first train sets it to its number of
+/// updates. Throws std::invalid_argument (before any step) for a rollout whose size is not n_envs,
+/// a memory whose dim() is not input_dim(), or total_env_steps < n_envs·n_steps; std::logic_error
+/// if steps are already recorded.
+template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
+requires std::same_as<features_t<M>, Phi>
+void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
+  const PpoOptions& options = agent.options();
+  const std::size_t n = options.n_envs;
+  const std::size_t samples = n * options.n_steps;  // no overflow: the agent checked it
+  if (rollout.size() != n)
+    detail::invalid("train: rollout has ", rollout.size(), " environments, expected options.n_envs = ", n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<std::size_t>(rollout.memory(i).dim()) != agent.input_dim())
+      detail::invalid("train: rollout's memory ", i, " has dim ", rollout.memory(i).dim(),
+                      ", expected input_dim = ", agent.input_dim());
+  if (total_env_steps < samples)
+    detail::invalid("train: total_env_steps must be at least n_envs·n_steps = ", samples, ", got ", total_env_steps);
+  if (agent.recorded_steps() != 0)
+    throw std::logic_error(detail::message("train: the agent's buffer already holds ", agent.recorded_steps(),
+                                           " recorded steps (finish them with update first)"));
+  const std::size_t n_updates = total_env_steps / samples;
+  if (options.anneal_lr && agent.total_updates() == 0) agent.set_total_updates(n_updates);
+  const auto sink = [&agent](const RolloutBatch<Phi>& batch) { agent.record(batch); };
+  for (std::size_t u = 0; u < n_updates; ++u) {
+    rollout.run(agent, options.n_steps, sink);
+    const PpoStats& stats = agent.update(rollout.features());
+    if constexpr (std::same_as<std::invoke_result_t<OnUpdate&, const PpoStats&>, bool>) {
+      if (!on_update(stats)) return;
+    } else {
+      on_update(stats);
+    }
+  }
+}
+
+template <class Phi, class Scalar, class Env, class M, class G>
+requires std::same_as<features_t<M>, Phi>
+void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
+  train(agent, rollout, total_env_steps, [](const PpoStats&) {});
+}
+
+/// The official evaluation (docs/control.md, "Evaluation"): `episodes` episodes of a copy of env
+/// with a copy of memory, one after the other (a Rollout of one environment: the memory is reset
+/// with the environment at every episode start), acting with agent.policy(), drawing from gen
+/// (which advances). Returns the episodes (env 0, step counted from the first step of the
+/// evaluation). It stops early after max_steps steps (an episode still running then is not
+/// returned): fewer than `episodes` come back when the cap binds, so that a policy that never ends
+/// its episodes is evaluated in bounded time. Throws std::invalid_argument for max_steps = 0 or a
+/// memory whose dim() is not input_dim().
+template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
+requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
+    Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
+    std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
+  if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
+    detail::invalid("evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", agent.input_dim());
+  if (max_steps == 0) detail::invalid("evaluate: max_steps must be at least 1, got 0");
+  std::vector<EpisodeEnd> out;
+  out.reserve(episodes);
+  Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
+  PpoPolicy<Phi, Scalar> pi = agent.policy();
+  std::size_t t = 0;
+  while (out.size() < episodes && t < max_steps) {
+    one.step(pi, [&](const RolloutBatch<Phi>& batch) {
+      const ActedStep& s = batch.steps[0];
+      if (s.terminated || s.truncated)
+        out.push_back({0, t, s.episode_return, s.episode_length, s.terminated, s.truncated});
+    });
+    ++t;
+  }
+  gen = one.generator(0);
+  return out;
+}
+
+namespace detail {
+// The deprecated members Ppo::train and Ppo::evaluate find these by argument-dependent lookup.
+template <class Phi, class Scalar, class R, class... OnUpdate>
+void ppo_loop(PpoLoopTag, Ppo<Phi, Scalar>& agent, R& rollout, std::size_t total_env_steps, OnUpdate&&... on_update) {
+  train(agent, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
+}
+template <class Phi, class Scalar, class Env, class M, class G, class... MaxSteps>
+std::vector<EpisodeEnd> ppo_loop(PpoLoopTag, Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen,
+                                 std::size_t episodes, MaxSteps... max_steps) {
+  return evaluate(agent, env, memory, gen, episodes, static_cast<std::size_t>(max_steps)...);
+}
+}  // namespace detail
+
+}  // namespace memtrace

@@ -1,0 +1,196 @@
+#pragma once
+// The loop that acts: N environments stepped in lockstep, each with its own memory and generator.
+// At each step the policy picks an action from every environment's features, every environment
+// steps, every memory absorbs (u, y) (or y alone if it does not remember actions), the step's batch
+// goes to a sink (a learner, a buffer, a logger), and environments whose episode ended (terminated
+// or truncated, the Gymnasium split) are reset together with their memory. See docs/control.md.
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "memtrace/concepts.hpp"
+#include "memtrace/experience.hpp"
+#include "memtrace/vocabulary.hpp"
+
+namespace memtrace {
+
+/// N environments (Pomdp), N memories of their observations and N generators, stepped in
+/// lockstep; N = 1 is allowed. Environment i draws everything (its resets, its steps and its
+/// policy's actions) from generator i, so its trajectory is the same whatever N is and in whatever
+/// order the loop visits the environments. The first step resets every environment and memory.
+template <class Env, class M, std::uniform_random_bit_generator G = DefaultGenerator>
+requires Pomdp<Env, G>
+class Rollout {
+  static_assert(Memory<M, observation_t<Env, G>> || ObservationActionMemory<M, observation_t<Env, G>>,
+                "Rollout: the memory cannot absorb the environment's observations (observation_t<Env>): it must be a "
+                "Memory<M, observation_t<Env>> or an ObservationActionMemory of them. Index memories (Window, "
+                "ConcatWindow, WithActions) take index observations only; a float trace takes float vectors and a "
+                "double trace double vectors (MemoryTrace<dynamic_lambda, dynamic, float> for Eigen::VectorXf)");
+
+ public:
+  using observation_type = observation_t<Env, G>;
+  using features_type = features_t<M>;
+  using batch_type = RolloutBatch<features_type>;
+
+  /// Environment i is stepped with memory i and generator i; the three must have one size >= 1.
+  Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens)
+      : envs_(std::move(envs)), memories_(std::move(memories)), gens_(std::move(gens)) {
+    if (envs_.empty()) detail::invalid("Rollout: envs must hold at least one environment, got none");
+    if (memories_.size() != envs_.size())
+      detail::invalid("Rollout: memories must hold one memory per environment (", envs_.size(), "), got ",
+                      memories_.size());
+    if (gens_.size() != envs_.size())
+      detail::invalid("Rollout: gens must hold one generator per environment (", envs_.size(), "), got ", gens_.size());
+    for (std::size_t i = 0; i < envs_.size(); ++i)
+      if constexpr (requires { memories_[i].num_actions(); })
+        if (static_cast<std::size_t>(memories_[i].num_actions()) != static_cast<std::size_t>(envs_[i].num_actions()))
+          detail::invalid("Rollout: memories[", i, "] remembers ", memories_[i].num_actions(), " actions but envs[", i,
+                          "] has ", envs_[i].num_actions());
+    steps_.resize(envs_.size());
+    actions_.resize(envs_.size());
+    saved_gens_.reserve(gens_.size());
+  }
+
+  /// Resets every environment and memory: the next step starts new episodes.
+  void reset() {
+    features_.clear();
+    next_features_.clear();
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      memories_[i].reset(envs_[i].reset(gens_[i]));
+      features_.push_back(memories_[i].features());
+      steps_[i] = ActedStep{};
+    }
+    next_features_ = features_;
+    started_ = true;
+  }
+
+  /// One step of every environment: the policy acts on each environment's features, the
+  /// environments step, the memories absorb, sink(batch) is called (if given), then environments
+  /// whose episode ended are reset with their memory. P is a BatchPolicy or a Policy.
+  ///
+  /// An action out of range (or none written by a BatchPolicy) is refused before any environment
+  /// moves, with the generators restored: the refused step changes nothing. If an environment, a
+  /// memory or the sink throws, every environment and memory is reset (new episodes) and the
+  /// exception propagates: environments that had already stepped cannot be rolled back, and a
+  /// batch must never pair features with a transition that did not follow them.
+  template <class P, class Sink>
+  void step(P& policy, Sink&& sink) {
+    if (!started_) reset();
+    const std::size_t n = envs_.size();
+    saved_gens_.assign(gens_.begin(), gens_.end());
+    std::fill(actions_.begin(), actions_.end(), no_action);
+    if constexpr (BatchPolicy<P, features_type, G>) {
+      policy.act(std::span<const features_type>(features_), std::span<G>(gens_), std::span<Action>(actions_));
+    } else {
+      static_assert(Policy<P, features_type, G>,
+                    "Rollout::step: the policy needs act(features, gen) -> an integral action (Policy) or "
+                    "act(span<const features>, span<G>, span<Action>) (BatchPolicy)");
+      for (std::size_t i = 0; i < n; ++i) actions_[i] = static_cast<Action>(policy.act(features_[i], gens_[i]));
+    }
+    for (std::size_t i = 0; i < n; ++i)  // before any environment moves
+      if (actions_[i] >= static_cast<std::size_t>(envs_[i].num_actions())) {
+        const Action u = actions_[i];
+        std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
+        if (u == no_action) detail::invalid("Rollout::step: the policy chose no action for environment ", i);
+        detail::invalid("Rollout::step: the policy chose action ", u, " for environment ", i, ", which has ",
+                        envs_[i].num_actions(), " actions");
+      }
+    try {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Action u = actions_[i];
+        const auto result = envs_[i].step(u, gens_[i]);
+        if constexpr (ObservationActionMemory<M, observation_type>)
+          memories_[i].update(u, result.observation);
+        else
+          memories_[i].update(result.observation);
+        ActedStep& s = steps_[i];
+        const bool continuing = !(s.terminated || s.truncated);  // the previous step did not end an episode
+        s.action = u;
+        s.reward = static_cast<double>(result.reward);
+        s.terminated = static_cast<bool>(result.terminated);
+        s.truncated = static_cast<bool>(result.truncated);
+        s.episode_return = (continuing ? s.episode_return : 0.0) + s.reward;
+        s.episode_length = (continuing ? s.episode_length : 0) + 1;
+        next_features_[i] = memories_[i].features();
+      }
+      const batch_type batch{t_, features_, steps_, next_features_};
+      sink(batch);
+    } catch (...) {
+      try {
+        reset();  // every episode restarts: no later batch may pair φ_t with a step that did not follow it
+      } catch (...) {
+        started_ = false;  // then the next step resets
+      }
+      throw;
+    }
+    ++t_;
+    features_.swap(next_features_);
+    for (std::size_t i = 0; i < n; ++i)
+      if (steps_[i].terminated || steps_[i].truncated) {
+        memories_[i].reset(envs_[i].reset(gens_[i]));
+        features_[i] = memories_[i].features();
+      }
+  }
+  template <class P>
+  void step(P& policy) {
+    step(policy, [](const batch_type&) {});
+  }
+
+  /// `steps` lockstep steps (each of every environment), each batch handed to sink.
+  template <class P, class Sink>
+  void run(P& policy, std::size_t steps, Sink&& sink) {
+    for (std::size_t k = 0; k < steps; ++k) step(policy, sink);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return envs_.size(); }
+  /// Lockstep steps taken so far.
+  [[nodiscard]] std::size_t steps_taken() const noexcept { return t_; }
+  /// The features environment i's policy acts on next (after the first step or reset()).
+  [[nodiscard]] const features_type& features(std::size_t i) const {
+    if (!started_) throw std::logic_error("Rollout::features: no episode started yet (call reset or step first)");
+    check_index("Rollout::features", i);
+    return features_[i];
+  }
+  /// The features every environment's policy acts on next, entry i for environment i (after the
+  /// first step or reset()): what a learner bootstraps from at the end of a rollout.
+  [[nodiscard]] std::span<const features_type> features() const {
+    if (!started_) throw std::logic_error("Rollout::features: no episode started yet (call reset or step first)");
+    return features_;
+  }
+  [[nodiscard]] const Env& env(std::size_t i) const {
+    check_index("Rollout::env", i);
+    return envs_[i];
+  }
+  [[nodiscard]] const M& memory(std::size_t i) const {
+    check_index("Rollout::memory", i);
+    return memories_[i];
+  }
+  [[nodiscard]] G& generator(std::size_t i) {
+    check_index("Rollout::generator", i);
+    return gens_[i];
+  }
+
+ private:
+  static constexpr Action no_action = static_cast<Action>(-1);
+  void check_index(const char* who, std::size_t i) const {
+    if (i >= envs_.size())
+      detail::invalid(who, ": i must be below the number of environments ", envs_.size(), ", got ", i);
+  }
+
+  std::vector<Env> envs_;
+  std::vector<M> memories_;
+  std::vector<G> gens_, saved_gens_;
+  std::vector<features_type> features_, next_features_;
+  std::vector<ActedStep> steps_;
+  std::vector<Action> actions_;
+  std::size_t t_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace memtrace
