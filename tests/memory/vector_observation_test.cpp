@@ -1,7 +1,7 @@
 // Tests of the memories over real vectors (memory/memory_trace.hpp, trace_bank.hpp, window.hpp's
-// FrameStack, with_actions.hpp's AppendAction): vector traces against the closed form eq:trace for
+// FrameStack, with_actions.hpp's AppendAction): vector traces against the closed form eq. (2) for
 // every TraceInit in double and float, one-hot vectors against the index fast path (bit for bit),
-// MultiHot against dense observations, eq:subspace, the T-maze numbers of the PPO spec (§3.1),
+// MultiHot against dense observations, eq. (4), the T-maze numbers of the PPO spec (§3.1),
 // frame stacks against the stacked history under both paddings, action traces against their
 // closed form, and every refused input with its message and the memory unchanged afterwards.
 #include <catch2/catch.hpp>
@@ -78,7 +78,7 @@ VectorX<S> dense_of(const MultiHot<C>& y, std::size_t dim) {
   return to_dense(y, dim).template cast<S>();
 }
 
-/// eq:trace of a chronological history of vectors (h.front() is the first observation y_0 of the
+/// eq. (2) of a chronological history of vectors (h.front() is the first observation y_0 of the
 /// history, h.back() the newest), per TraceInit, computed in double from the observations:
 ///   zero:              (1 - λ) Σ_{k=0}^{t} λ^k y_{t-k}
 ///   first_observation: the same plus λ^{t+1} y_0 (y_0 seen forever before)
@@ -149,7 +149,7 @@ constexpr std::size_t agent_floor = (2 * 3 + 1) * 5 + 4;  // cell [2][1], tile f
 
 }  // namespace
 
-TEST_CASE("a dense vector trace is eq:trace of its history for every TraceInit (double 1e-12, float 1e-5)",
+TEST_CASE("a dense vector trace is eq. (2) of its history for every TraceInit (double 1e-12, float 1e-5)",
           "[memory_vector][trace]") {
   const std::size_t d = 6;
   for (const auto init : all_inits) {
@@ -245,7 +245,7 @@ TEST_CASE("the MultiHot path equals the dense path to rounding", "[memory_vector
   CHECK(max_abs_difference(sparse.features(), dense.features()) < 1e-15);
 }
 
-TEST_CASE("eq:subspace: a trace of c-hot inputs sums to c(1 - λ^{t+1}), or c after first_observation and normalized",
+TEST_CASE("eq. (4): a trace of c-hot inputs sums to c(1 - λ^{t+1}), or c after first_observation and normalized",
           "[memory_vector][trace]") {
   const std::size_t d = 45;
   for (const std::size_t c : {1u, 9u}) {

@@ -1,5 +1,5 @@
 #pragma once
-// The Minigrid T-maze of the paper's PPO experiment (§6, fig:ppo), exactly as the official code
+// The Minigrid T-maze of the paper's PPO experiment (§6, Figure 5), exactly as the official code
 // runs it (traces/tmaze.py on xland-minigrid): a 5 x (k + 2) grid whose corridor of length k starts
 // on a green or blue cue and ends at a junction between a green and a blue goal; the agent turns
 // and walks (3 actions), sees an egocentric, transparent 3 x 3 view of 5 tile kinds, and is paid 1
