@@ -1,6 +1,6 @@
 // Tests of analysis/metric_entropy.hpp: every bound of §5 against a hand computation and the
 // consistency relations the paper's proofs rely on (Lemma 5.7, Theorem 5.6's window bound, the
-// Window-to-trace theorem against Lemma 4.3). The T-maze (Theorem 5.8) is tested in
+// window-to-trace Theorem 5.5 against Lemma 4.3). The T-maze (Theorem 5.8) is tested in
 // analysis/tmaze_complexity_test.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -117,7 +117,7 @@ TEST_CASE("Theorem 5.6: m(lambda, L) is the smallest m with lambda^m <= epsilon 
         }
 }
 
-TEST_CASE("Window to trace: L(m) makes separation_bound times L(m) equal Delta", "[entropy][theorem]") {
+TEST_CASE("Theorem 5.5 (window to trace): L(m) makes separation_bound times L(m) equal Delta", "[entropy][theorem]") {
   // m = 1, λ = 1/4, Δ = 2: 2 / (√2 · 1/2 · 1) = 2√2. m = 3, Δ = 1: 1 / (√2 · 1/2 · 1/16) = 16√2.
   CHECK(window_to_trace_lipschitz(1, 0.25, 2.0) == Approx(2 * std::numbers::sqrt2));
   CHECK(window_to_trace_lipschitz(3, 0.25, 1.0) == Approx(16 * std::numbers::sqrt2));

@@ -1,9 +1,9 @@
 #pragma once
 // The bounds of paper §5 (complexity of offline on-policy evaluation) as functions: the metric
 // entropies of the window class F_m (Lemma 5.3) and of the L-Lipschitz trace class F_{λ,L}
-// (Lemma 5.4), the translations between the two (the Window-to-trace theorem and Theorem 5.6) and the
-// Hoeffding bound (Theorem 5.1, Lemma 5.2). The T-maze's constants (Theorem 5.8) are in
-// tmaze_complexity.hpp, beside its histories.
+// (Lemma 5.4), the translations between the two (Theorems 5.5, window to trace, and 5.6, trace to
+// window) and the Hoeffding bound (Theorem 5.1, Lemma 5.2). The T-maze's constants (Theorem 5.8)
+// are in tmaze_complexity.hpp, beside its histories.
 // Logarithms are natural, as in the paper; Δ = v̄ − v_ is the value range ("value_range").
 // Entropies overflow quickly (|Y|^m): each has a log_ variant returning log H, which stays finite
 // where H is not. See docs/theory.md.
@@ -183,7 +183,7 @@ inline void check_lipschitz_cover(const char* who, std::size_t num_observations,
       log_trace_to_window_entropy_bound(lambda, lipschitz, num_observations, epsilon, value_range));
 }
 
-/// The Window-to-trace theorem (§5.1): L(m) = Δ / (√2 (1 − 2λ) λ^{m−1}) for λ in (0, 1/2) and
+/// Theorem 5.5, window to trace (§5.1): L(m) = Δ / (√2 (1 − 2λ) λ^{m−1}) for λ in (0, 1/2) and
 /// m >= 1, so that F_m ⊂ F_{λ,L(m)} (by Lemma 4.3, separation_bound(λ, m) · L(m) = Δ).
 /// +inf when λ^{m−1} underflows.
 [[nodiscard]] inline double window_to_trace_lipschitz(std::size_t m, double lambda, double value_range) {
