@@ -1,6 +1,6 @@
 // Exact analysis on Sutton's noisy random walk (1001 states, ~201 non-zeros a row, |Y| = 11):
 // the optimal trace value error for 100 values of λ, the exact window moments for m = 1 ... 5 (the
-// issue's target: m = 5, 161,051 windows, under 1 s), the window TD fixed point for m = 1 ... 4,
+// target: m = 5, 161,051 windows, under 1 s), the window TD fixed point for m = 1 ... 4,
 // and state values for |X| = 1001 and 10^5.
 //
 //   build/release/benchmarks/analysis_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

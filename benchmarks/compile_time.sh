@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile time of memtrace's headers, measured against <Eigen/Dense> (issue 14's goal: the core
+# Compile time of memtrace's headers, measured against <Eigen/Dense> (the goals: the core
 # umbrella at most 2x, each analysis header alone at most 3x). Each header is compiled alone in a
 # translation unit `#include <header>` + `int main() {}`, the way a user's file pays for it; the
 # CPU time (user + sys) of the compiler is the median of --repeats runs, so a busy machine changes

@@ -33,10 +33,11 @@ using namespace memtrace;
 constexpr std::size_t corridor = 64;
 
 /// The two traces {0, 63/64} of the one-hot view (d = 90, dense float features), non-episodic
-/// with z = 0 before the first observation (spec §3.1).
+/// with z = 0 before the first observation (docs/minigrid-tmaze.md, "Memories").
 TraceBank<dynamic, float> traces() { return TraceBank<dynamic, float>({0.0, 63.0 / 64.0}, 45, TraceInit::zero); }
-/// The 65 most recent views, newest first, zero padding (spec §3.2, code m = 64): MultiHot features
-/// over 2925 entries, 585 active once 65 views are seen.
+/// The 65 most recent views, newest first, zero padding (the official Window(m = 64);
+/// docs/minigrid-tmaze.md, "Memories"): MultiHot features over 2925 entries, 585 active once 65
+/// views are seen.
 FrameStack<MultiHot<9>> frames() { return FrameStack<MultiHot<9>>(65, 45, WindowPadding::zero); }
 
 template <class M>

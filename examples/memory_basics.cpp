@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   const std::size_t num_observations = 3;
   const std::vector<Observation> stream{0, 2, 2, 1, 0};
 
-  MemoryTrace<std::ratio<1, 2>> trace(num_observations, TraceInit::zero);  // λ = 1/2, eq:recursive
+  MemoryTrace<std::ratio<1, 2>> trace(num_observations, TraceInit::zero);  // λ = 1/2, eq. (1)
   Window<> window(2, num_observations);                                    // |Y|^2 = 9 table entries
   ConcatWindow<> concat(2, num_observations);                              // 2·|Y| = 6 features
 

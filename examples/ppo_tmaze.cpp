@@ -1,6 +1,6 @@
 // The paper's second experiment (§6 "Proximal policy optimization", Fig. 5): PPO in the Minigrid
 // T-maze with memory traces against frame stacking, as the official code runs it
-// (../shared/specs/ppo-tmaze.md). See docs/experiments.md.
+// (docs/minigrid-tmaze.md). See docs/experiments.md.
 //
 //   ppo_tmaze                         # the official README run: corridor 64, 20.48 M steps, traces {0, 0.985}
 //   ppo_tmaze --normalize             # the same with memtrace's feature normalisation (FeatureNormalizer)
@@ -333,8 +333,9 @@ std::vector<double> sweep_lambdas(const Options& o, MemoryChoice memory, std::si
 }
 std::size_t frames_of(const Options& o, std::size_t k) { return o.frames != 0 ? o.frames : k + 1; }
 
-/// A run's arithmetic, in multiply-adds (spec §8.1: 640 per active input and 59,136 per step):
-/// traces are dense (45 inputs per λ), frame stacks cost their 9 active cells per frame.
+/// A run's arithmetic, in multiply-adds (640 per active input and 59,136 per step:
+/// docs/minigrid-tmaze.md, "Arithmetic per step"): traces are dense (45 inputs per λ), frame stacks
+/// cost their 9 active cells per frame.
 double run_cost(const Options& o, const RunSpec& r, bool lambdas_given) {
   double inputs = 9.0;  // memoryless: one view
   if (is_trace(r.memory.kind))

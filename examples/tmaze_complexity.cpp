@@ -1,15 +1,15 @@
-// The T-maze complexity of thm:tmaze: windows need length m = k, whose class F_k has metric
-// entropy |Y|^k log⌈Δ/(2ε)⌉ (lem:H-window, exponential in k), while memory traces with
+// The T-maze complexity of Theorem 5.8: windows need length m = k, whose class F_k has metric
+// entropy |Y|^k log⌈Δ/(2ε)⌉ (Lemma 5.3, exponential in k), while memory traces with
 // λ = (k − 1)/k and a Lipschitz constant L = √2 e k represent the value function exactly, and
-// F_{λ,L} has entropy at most log⌈Δ/ε⌉ ⌈2L√(|Y| − 1)/ε⌉^{|Y|−1} (lem:H-trace, polynomial in k).
+// F_{λ,L} has entropy at most log⌈Δ/ε⌉ ⌈2L√(|Y| − 1)/ε⌉^{|Y|−1} (Lemma 5.4, polynomial in k).
 // The program prints both for every corridor length k in [--kmin, --kmax], and the smallest
-// Lipschitz constant that actually suffices on the T-maze's histories (tab:tmaze-v, from
+// Lipschitz constant that actually suffices on the T-maze's histories (Table 2, from
 // TMazeAlwaysUp's model) next to the proof's √2 e k. See docs/theory.md.
 //
 //   tmaze_complexity                          # k = 2 ... 64, epsilon = 0.1
 //   tmaze_complexity --kmax 16 --epsilon 0.01 --no-plot
 //
-// Entropies are printed as log10 (5^64 ≈ 5e44 and the first lem:H-trace bound reaches 10^378,
+// Entropies are printed as log10 (5^64 ≈ 5e44 and the first bound of Lemma 5.4 reaches 10^378,
 // beyond a double). Δ = 2: the values lie in [−1, 1].
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -98,14 +98,14 @@ int run(const Options& o) {
     if (!out) throw std::runtime_error("could not write " + csv.string());
   }
 
-  std::printf("T-maze (thm:tmaze), |Y| = %zu, Delta = 2, epsilon = %g; entropies as log10 H\n", num_observations,
+  std::printf("T-maze (Theorem 5.8), |Y| = %zu, Delta = 2, epsilon = %g; entropies as log10 H\n", num_observations,
               o.epsilon);
-  std::printf("  window F_m: m = k, H = |Y|^k log ceil(Delta/(2 eps))                        (lem:H-window)\n");
-  std::printf("  trace F_{lambda,L}: lambda = (k-1)/k, L = sqrt(2) e k, bounds of lem:H-trace:\n");
+  std::printf("  window F_m: m = k, H = |Y|^k log ceil(Delta/(2 eps))                        (Lemma 5.3)\n");
+  std::printf("  trace F_{lambda,L}: lambda = (k-1)/k, L = sqrt(2) e k, bounds of Lemma 5.4:\n");
   std::printf(
       "    dim: log ceil(Delta/eps) |Y| (2L/eps)^d_lambda, sub: log ceil(Delta/eps) ceil(2L "
       "sqrt(|Y|-1)/eps)^(|Y|-1)\n");
-  std::printf("  minimal L: smallest Lipschitz constant representing v on the histories of tab:tmaze-v\n\n");
+  std::printf("  minimal L: smallest Lipschitz constant representing v on the histories of Table 2\n\n");
   std::printf("%4s %4s %8s %9s %8s %10s %10s %10s %10s %10s %7s\n", "k", "m", "lambda", "d_lambda", "window",
               "trace dim", "trace sub", "trace min", "minimal L", "sqrt2 e k", "ratio");
   for (const Row& r : rows) {
@@ -129,8 +129,8 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "The T-maze of thm:tmaze: metric entropy of the length-k window class against the bounds of\n"
-      "lem:H-trace for memory traces with lambda = (k-1)/k and L = sqrt(2) e k, and the minimal Lipschitz\n"
+      "The T-maze of Theorem 5.8: metric entropy of the length-k window class against the bounds of\n"
+      "Lemma 5.4 for memory traces with lambda = (k-1)/k and L = sqrt(2) e k, and the minimal Lipschitz\n"
       "constant on the T-maze's histories. Writes DIR/tmaze_complexity.csv and DIR/tmaze_complexity.png (and .svg)."};
   memtrace::examples::cli_conventions(app, "tmaze_complexity");
   // Corridor length k costs O(k²) (its 2k + 2 histories, pairwise): k up to 1024 takes minutes in a Debug build.

@@ -1,7 +1,7 @@
-// The paper's Fig. 2 (fig:sierpinski) and fig:sierpinski-4d: the set Z_λ^m of the traces of all
+// The paper's Figures 2 and 6: the set Z_λ^m of the traces of all
 // length-m histories of one-hot observations, projected orthogonally onto the (|Y| - 1)-dimensional
-// subspace of eq:subspace, one panel per λ; and a box-counting estimate of the Minkowski dimension
-// of Z_λ against d_λ = log|Y| / log(1/λ) of lem:minkowski. See docs/theory.md.
+// subspace of eq. (4), one panel per λ; and a box-counting estimate of the Minkowski dimension
+// of Z_λ against d_λ = log|Y| / log(1/λ) of Lemma 4.4. See docs/theory.md.
 //
 //   trace_space                                 # |Y| = 3, λ = 0.3 0.5 0.7, m = 7: trace_space.png
 //   trace_space --observations 4                # |Y| = 4 in 3-D, m = 6: trace_space_4d.png
@@ -147,9 +147,9 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{
       "The paper's Fig. 2: trace space of one-hot observations, the traces of all length-m histories\n"
-      "projected onto the subspace of eq:subspace (|Y| = 3: a plane; |Y| = 4: 3-D, fig:sierpinski-4d),\n"
+      "projected onto the subspace of eq. (4) (|Y| = 3: a plane; |Y| = 4: 3-D, Figure 6),\n"
       "coloured by the newest observation, with the centres of the length-1 and length-2 windows marked;\n"
-      "and box-counting estimates of the Minkowski dimension of Z_lambda against d_lambda (lem:minkowski).\n"
+      "and box-counting estimates of the Minkowski dimension of Z_lambda against d_lambda (Lemma 4.4).\n"
       "Writes DIR/trace_space.csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]; rows of\n"
       "length 1 and 2 are the window centres), DIR/box_counting.csv and DIR/trace_space.png\n"
       "(DIR/trace_space_4d.png for --observations 4), each with an .svg beside it."};

@@ -1,4 +1,4 @@
-// The paper's Fig. 3 (fig:pq, §5.2 "Slow forgetting"): the two-state HMM with switching probability
+// The paper's Figure 3 (§5.2 "Slow forgetting"): the two-state HMM with switching probability
 // p and observation error q. Left: the state estimate P(x_t = 1 | y = 1, ..., 1, 0) after a
 // length-m history whose most recent observation is 0 but whose older ones all say 1. Right: λ*, the
 // λ in [0, 1) that minimises the smallest Lipschitz constant L of a function f of the trace with

@@ -1,4 +1,4 @@
-# The paper's Figure 4 (fig:sutton) from td_random_walk's figure.csv (one row per memory, best step size):
+# The paper's Figure 4 from td_random_walk's figure.csv (one row per memory, best step size):
 #   gnuplot -e "csv='figure.csv'; out='td_random_walk.png'; subtitle='...'" td_random_walk.gp
 # Columns: 1 memory, 2 param, 3 alpha, 4 seeds, 5 steps, 6 ve_mean, 7 ve_ci_low, 8 ve_ci_high,
 # 9 ve_optimal, 10 ve_td_fixed_point.

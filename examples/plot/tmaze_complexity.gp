@@ -1,8 +1,7 @@
-# The paper's Theorem 5.8 (T-maze; thm:tmaze): two panels over the corridor length k from the CSV
-# of tmaze_complexity.cpp. Left: log10 of the metric entropies, the length-k window class (Lemma 5.3,
-# lem:H-window) against the two bounds of Lemma 5.4 (lem:H-trace) for traces with lambda = (k-1)/k,
-# L = sqrt(2) e k. Right: the minimal Lipschitz constant on the T-maze's histories (paper Table 2,
-# tab:tmaze-v) against the proof's sqrt(2) e k.
+# The paper's Theorem 5.8 (T-maze): two panels over the corridor length k from the CSV of
+# tmaze_complexity.cpp. Left: log10 of the metric entropies, the length-k window class (Lemma 5.3)
+# against the two bounds of Lemma 5.4 for traces with lambda = (k-1)/k, L = sqrt(2) e k. Right: the
+# minimal Lipschitz constant on the T-maze's histories (paper Table 2) against the proof's sqrt(2) e k.
 # Variables (gnuplot -e): csv (k,m,lambda,lipschitz_proof,d_lambda,log10_window_entropy,
 # log10_trace_bound_dimension,log10_trace_bound_subspace,log10_trace_bound,minimal_lipschitz,ratio),
 # out (the PNG), epsilon (the cover radius, for the title).

@@ -1,8 +1,8 @@
-# The paper's Figure 2 (fig:sierpinski; Figure 6, fig:sierpinski-4d, for |Y| = 4), drawn from trace_space.cpp.
+# The paper's Figure 2 (Figure 6 for |Y| = 4), drawn from trace_space.cpp.
 # Top: one panel per λ, the traces of all length-m histories projected onto the subspace of the
-# paper's equation (4) (eq:subspace), coloured
+# paper's eq. (4), coloured
 # by the newest observation, with the window centres marked. Bottom: box counts N(ε) and the fitted
-# lines of the box-counting estimate, against d_λ of Lemma 4.4 (lem:minkowski).
+# lines of the box-counting estimate, against d_λ of Lemma 4.4.
 # Variables (gnuplot -e): csv (panel,lambda,observations,length,index,newest,c1,c2[,c3]),
 # boxes (panel,lambda,observations,length,epsilon,count,fit,d_lambda,estimate), out (the PNG),
 # lambdas, estimates, dimensions (space-separated, one per panel), observations (3 or 4), length (m).

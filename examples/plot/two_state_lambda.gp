@@ -1,4 +1,4 @@
-# The paper's Figure 3 (fig:pq, §5.2): two heat maps over the (p, q) grid of two_state_lambda.cpp.
+# The paper's Figure 3 (§5.2): two heat maps over the (p, q) grid of two_state_lambda.cpp.
 # Variables (gnuplot -e): csv (p,q,state_estimate,lambda_star,min_lipschitz; p outer, q inner),
 # out (the PNG), history (e.g. "1,1,1,0"), length (n), axis_max (the grid covers [0, axis_max]²).
 if (!exists("csv")) csv = 'two_state_lambda_out/two_state_lambda.csv'

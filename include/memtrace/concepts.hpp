@@ -141,8 +141,8 @@ concept StorableFeatures = std::copyable<F> &&
     (!requires { typename F::PlainObject; } || std::same_as<F, typename F::PlainObject>);
 }  // namespace detail
 
-/// A memory of observations of type Y turns their stream into a feature vector (DESIGN.md
-/// "memory"): reset(y0) starts a history with its first observation, update(y) absorbs the next
+/// A memory of observations of type Y turns their stream into a feature vector (docs/concepts.md,
+/// "Memory"): reset(y0) starts a history with its first observation, update(y) absorbs the next
 /// one, features() is the current feature vector (a FeatureVector) and dim() its length (the
 /// number of weights a linear learner needs). Bad observations throw std::invalid_argument.
 /// Y = Observation (an index) by default; MemoryTrace also remembers vectors (Memory<M, Eigen::VectorXf>).
@@ -176,10 +176,11 @@ concept FitsLearnerWeights = !requires {
 || FeatureVector<Phi, typename L::weights_type>;
 }  // namespace detail
 
-/// What the TD loops need of a learner (DESIGN.md: learners are small objects the caller steps):
-/// update(φ, r, discount, φ') learns from one transition of feature vectors (discount 0 after a
-/// terminal step) and end_episode() is called when an episode ends. It may hold several learners
-/// (LinearTdBank holds K); ValueLearner refines it with one value and one weight vector.
+/// What the TD loops need of a learner (learners are small objects the caller steps:
+/// docs/learners.md): update(φ, r, discount, φ') learns from one transition of feature vectors
+/// (discount 0 after a terminal step) and end_episode() is called when an episode ends. It may hold
+/// several learners (LinearTdBank holds K); ValueLearner refines it with one value and one weight
+/// vector.
 template <class L, class Phi>
 concept FeatureLearner = FeatureVector<Phi> && detail::FitsLearnerWeights<L, Phi> &&
     requires(L& learner, const Phi& phi, double r) {
@@ -196,10 +197,11 @@ concept FeaturesFitDim = requires {
   requires M::features_fit_dim;
 };
 
-/// A linear value learner stepped by the caller (DESIGN.md): update(φ, r, discount, φ') learns
-/// from one transition (discount 0 after a terminal step) and returns the TD error, value(φ) is the
-/// current estimate, end_episode() is called when an episode ends, weights() are the weights.
-/// Phi is the feature vector type it is stepped with. LinearTd and LinearTdLambda qualify.
+/// A linear value learner stepped by the caller (docs/concepts.md, "Learners"): update(φ, r,
+/// discount, φ') learns from one transition (discount 0 after a terminal step) and returns the TD
+/// error, value(φ) is the current estimate, end_episode() is called when an episode ends, weights()
+/// are the weights. Phi is the feature vector type it is stepped with. LinearTd and LinearTdLambda
+/// qualify.
 template <class L, class Phi>
 concept ValueLearner = FeatureLearner<L, Phi> && requires(L& learner, const L& clearner, const Phi& phi, double r) {
   { learner.update(phi, r, r, phi) } -> std::convertible_to<double>;

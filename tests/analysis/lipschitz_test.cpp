@@ -1,7 +1,7 @@
 // Tests of analysis/lipschitz.hpp: the pair formula of the minimal Lipschitz constant against a hand
 // computation, coinciding traces and equal values, the enumerated histories against a brute-force
 // sum over hidden state paths and, for a model with a terminal state, against the simulator, the
-// bound lem:separation implies, λ* of the two-state HMM (§5.2, fig:pq) on both sides of 1/2, and
+// bound that Lemma 4.3 implies, λ* of the two-state HMM (§5.2, Figure 3) on both sides of 1/2, and
 // bad input.
 #include <Eigen/Core>
 #include <algorithm>
@@ -68,7 +68,7 @@ TEST_CASE("The minimal Lipschitz constant is the largest value gap over trace di
   const double lambda = 0.2;  // z(0) = (0.8, 0), z(0, 1) = (0.16, 0.8)
   CHECK(minimal_lipschitz_constant(std::span(histories).subspan(0, 3), lambda, 2) ==
         Approx(std::max({1.0 / (0.8 * std::numbers::sqrt2), 3.0 / std::hypot(0.64, 0.8), 2.0 / 0.16})).epsilon(1e-14));
-  // The traces are trace_of's (eq:trace), bit for bit.
+  // The traces are trace_of's (eq. (2)), bit for bit.
   for (const double l : {0.0, 0.3, 0.5, 0.95}) {
     const Eigen::MatrixXd z = detail::trace_matrix(histories, l, 2);
     for (std::size_t i = 0; i < histories.size(); ++i)
@@ -215,7 +215,7 @@ TEST_CASE("a start state the chain never returns to keeps its value in histories
   CHECK(first[0].value != 0.0);
 }
 
-TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-m histories", "[lipschitz]") {
+TEST_CASE("For λ < 1/2 Lemma 4.3 (separation) bounds the constant of length-m histories", "[lipschitz]") {
   // Distinct length-m histories differ in win_m, so their traces are at least √2 (1 - 2λ) λ^{m-1}
   // apart: L <= (v_max - v_min) / that.
   const TwoStateHmm env(0.1, 0.35);
@@ -235,8 +235,8 @@ TEST_CASE("For λ < 1/2 lem:separation bounds the constant of length-m histories
 }
 
 TEST_CASE("λ* of the two-state HMM is at least 1/2 for small p and large q, below 1/2 for large p",
-          "[lipschitz][fig:pq]") {
-  // §5.2 and fig:pq (right), length-4 histories from the stationary distribution. Observations that
+          "[lipschitz][figure3]") {
+  // §5.2 and Figure 3 (right), length-4 histories from the stationary distribution. Observations that
   // are noisy (q large) but slowly outdated (p small) are worth averaging: λ* >= 1/2.
   const auto optimum = [](double p, double q) {
     const StationaryProcess process(TwoStateHmm(p, q), 0.9);

@@ -1,6 +1,6 @@
 // Tests of analysis/markov.hpp: the stationary distribution (dense and sparse, and a clear error
 // without a unique one), state values against the Bellman equation, and the stationary process of
-// episodic models (restart chain, no bootstrap past a terminal state, tab:tmaze-v).
+// episodic models (restart chain, no bootstrap past a terminal state, Table 2).
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -130,7 +130,7 @@ TEST_CASE("Episodic models: no bootstrap past a terminal state, the restart chai
   CHECK(process.continuation()[2] == Approx(0.5));
   CHECK(process.continuation()[0] == 1.0);
 
-  // The T-maze under "always up": tab:tmaze-v, +1 at the junctions (a, x) and (b, y), -1 at the others.
+  // The T-maze under "always up": Table 2, +1 at the junctions (a, x) and (b, y), -1 at the others.
   for (const std::size_t k : {2, 3, 6}) {
     const TMazeAlwaysUp maze(k);
     const StationaryProcess tmaze(maze, 0.9);

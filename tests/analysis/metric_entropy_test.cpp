@@ -1,6 +1,6 @@
 // Tests of analysis/metric_entropy.hpp: every bound of §5 against a hand computation and the
-// consistency relations the paper's proofs rely on (lem:dY, thm:ttw's window bound, the
-// Window-to-trace theorem against lem:separation). The T-maze (thm:tmaze) is tested in
+// consistency relations the paper's proofs rely on (Lemma 5.7, Theorem 5.6's window bound, the
+// window-to-trace Theorem 5.5 against Lemma 4.3). The T-maze (Theorem 5.8) is tested in
 // analysis/tmaze_complexity_test.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -18,7 +18,7 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 const double sqrt2ek = std::numbers::sqrt2 * std::numbers::e;
 }  // namespace
 
-TEST_CASE("lem:H-window: window_entropy matches hand computations", "[entropy]") {
+TEST_CASE("Lemma 5.3: window_entropy matches hand computations", "[entropy]") {
   // |Y| = 2, m = 3, Δ = 2, ε = 0.25: 2^3 log⌈2 / 0.5⌉ = 8 log 4.
   CHECK(window_entropy(3, 2, 0.25, 2.0) == Approx(8 * std::log(4.0)));
   CHECK(log_window_entropy(3, 2, 0.25, 2.0) == Approx(std::log(8 * std::log(4.0))));
@@ -40,7 +40,7 @@ TEST_CASE("lem:H-window: window_entropy matches hand computations", "[entropy]")
   CHECK(log_window_entropy(100000, 5, 0.1, 2.0) == Approx(100000 * std::log(5.0) + std::log(std::log(10.0))));
 }
 
-TEST_CASE("lem:H-trace: both bounds and their minimum match hand computations", "[entropy]") {
+TEST_CASE("Lemma 5.4: both bounds and their minimum match hand computations", "[entropy]") {
   // λ = 1/2, |Y| = 2: d_λ = 1. L = 1, ε = 0.25, Δ = 1: log⌈4⌉ · 2 · (2 / 0.25)^1 = 16 log 4.
   CHECK(trace_entropy_bound_dimension(0.5, 1.0, 2, 0.25, 1.0) == Approx(16 * std::log(4.0)));
   // Subspace: log⌈4⌉ ⌈2 · 1 · √1 / 0.25⌉^1 = 8 log 4, the smaller one.
@@ -70,12 +70,12 @@ TEST_CASE("lem:H-trace: both bounds and their minimum match hand computations", 
   CHECK(trace_entropy_bound(lambda, lip, 5, 0.1, 2.0) == Approx(trace_entropy_bound_subspace(lip, 5, 0.1, 2.0)));
 }
 
-TEST_CASE("lem:dY: d_lambda < |Y| - 1 for lambda < 1/2, so the dimension bound wins for large L", "[entropy]") {
+TEST_CASE("Lemma 5.7: d_lambda < |Y| - 1 for lambda < 1/2, so the dimension bound wins for large L", "[entropy]") {
   for (std::size_t n = 2; n <= 12; ++n) {
     for (const double lambda : {0.0, 1e-6, 0.1, 0.25, 1.0 / 3.0, 0.4, 0.49, 0.4999}) {
       INFO("|Y| = " << n << ", lambda = " << lambda);
       CHECK(d_lambda(lambda, n) < static_cast<double>(n - 1));
-      // Exponent d_λ < |Y| - 1: for L/ε large enough the first bound of lem:H-trace is the smaller
+      // Exponent d_λ < |Y| - 1: for L/ε large enough the first bound of Lemma 5.4 is the smaller
       // (at λ = 0.4999 and |Y| = 2 the exponents differ by 3e-4: L/ε = 1e15 is not enough).
       if (lambda <= 0.49)
         CHECK(log_trace_entropy_bound(lambda, 1e12, n, 1e-3, 2.0) ==
@@ -88,7 +88,7 @@ TEST_CASE("lem:dY: d_lambda < |Y| - 1 for lambda < 1/2, so the dimension bound w
   CHECK(log_trace_entropy_bound(0.9, 10.0, 3, 0.1, 2.0) == log_trace_entropy_bound_subspace(10.0, 3, 0.1, 2.0));
 }
 
-TEST_CASE("thm:ttw: m(lambda, L) is the smallest m with lambda^m <= epsilon / L, and H(F_m) is within its bound",
+TEST_CASE("Theorem 5.6: m(lambda, L) is the smallest m with lambda^m <= epsilon / L, and H(F_m) is within its bound",
           "[entropy][theorem]") {
   // λ = 1/2, L = 1, ε = 0.25: ⌈log 4 / log 2⌉ = 2. ε = 0.3: ⌈log(3.33) / log 2⌉ = ⌈1.74⌉ = 2.
   CHECK(trace_to_window_length(0.5, 1.0, 0.25) == 2);
@@ -102,7 +102,7 @@ TEST_CASE("thm:ttw: m(lambda, L) is the smallest m with lambda^m <= epsilon / L,
   CHECK(trace_to_window_entropy_bound(0.5, 1.0, 2, 0.25, 2.0) == Approx(8 * std::log(4.0)));
   CHECK(window_entropy(2, 2, 0.25, 2.0) == Approx(4 * std::log(4.0)));
   // The proof: λ^m <= ε/L (so F_m approximates F_{λ,L} to ε), m is the smallest such, and the exact
-  // H_ε(F_m) (lem:H-window) is at most the bound log⌈Δ/(2ε)⌉ |Y| (L/ε)^{d_λ}.
+  // H_ε(F_m) (Lemma 5.3) is at most the bound log⌈Δ/(2ε)⌉ |Y| (L/ε)^{d_λ}.
   for (const double lambda : {0.0, 0.05, 0.3, 0.5, 0.7, 0.9, 0.99})
     for (const double lip : {0.5, 1.0, 3.0, 10.0, 1000.0})
       for (const double eps : {0.01, 0.1, 0.4})
@@ -117,16 +117,16 @@ TEST_CASE("thm:ttw: m(lambda, L) is the smallest m with lambda^m <= epsilon / L,
         }
 }
 
-TEST_CASE("Window to trace: L(m) makes separation_bound times L(m) equal Delta", "[entropy][theorem]") {
+TEST_CASE("Theorem 5.5 (window to trace): L(m) makes separation_bound times L(m) equal Delta", "[entropy][theorem]") {
   // m = 1, λ = 1/4, Δ = 2: 2 / (√2 · 1/2 · 1) = 2√2. m = 3, Δ = 1: 1 / (√2 · 1/2 · 1/16) = 16√2.
   CHECK(window_to_trace_lipschitz(1, 0.25, 2.0) == Approx(2 * std::numbers::sqrt2));
   CHECK(window_to_trace_lipschitz(3, 0.25, 1.0) == Approx(16 * std::numbers::sqrt2));
   for (const double lambda : {0.01, 0.1, 0.25, 0.4, 0.49})
     for (std::size_t m = 1; m <= 12; ++m) {
       INFO("lambda = " << lambda << ", m = " << m);
-      // lem:separation: different windows are at least separation_bound apart, values at most Δ.
+      // Lemma 4.3: different windows are at least separation_bound apart, values at most Δ.
       CHECK(separation_bound(lambda, m) * window_to_trace_lipschitz(m, lambda, 2.0) == Approx(2.0).epsilon(1e-12));
-      // The proof's last display: the first lem:H-trace bound at L(m) is c |Y|^m with c free of m.
+      // The proof's last display: the first bound of Lemma 5.4 at L(m) is c |Y|^m with c free of m.
       const double log_c_1 =
           log_trace_entropy_bound_dimension(lambda, window_to_trace_lipschitz(1, lambda, 2.0), 3, 0.1, 2.0) -
           std::log(3.0);
@@ -138,8 +138,8 @@ TEST_CASE("Window to trace: L(m) makes separation_bound times L(m) equal Delta",
   CHECK(window_to_trace_lipschitz(2000, 0.1, 1.0) == inf);  // 0.1^1999 underflows
 }
 
-TEST_CASE("thm:hoeffding and lem:ve-norm match hand computations", "[entropy]") {
-  // lem:ve-norm: ε = 0.1, Δ = 2: 0.2 + 0.01 / 2 = 0.205.
+TEST_CASE("Theorem 5.1 (Hoeffding bound) and Lemma 5.2 match hand computations", "[entropy]") {
+  // Lemma 5.2: ε = 0.1, Δ = 2: 0.2 + 0.01 / 2 = 0.205.
   CHECK(cover_return_error_excess(0.1, 2.0) == Approx(0.205));
   // R = 0.25, H = 1, δ = 2/e (log(2/δ) = 1), n = 1: 0.25 + 4 √(2 / 2) + 0.205 = 4.455.
   const double delta = 2.0 / std::numbers::e;
@@ -176,14 +176,14 @@ TEST_CASE("bad entropy arguments throw with the argument and the value named", "
   REQUIRE_THROWS_WITH(trace_entropy_bound(0.5, 1.0, 2, 0.1, 0.0),
                       Contains("value_range must be positive and finite, got 0"));
   REQUIRE_THROWS_WITH(trace_to_window_length(0.5, 1.0, 1.0),
-                      Contains("trace_to_window_length: epsilon must be below lipschitz = 1 (thm:ttw), got 1"));
+                      Contains("trace_to_window_length: epsilon must be below lipschitz = 1 (Theorem 5.6), got 1"));
   REQUIRE_THROWS_WITH(trace_to_window_length(1.5, 1.0, 0.1),
                       Contains("trace_to_window_length: lambda must be in [0, 1), got 1.5"));
   REQUIRE_THROWS_WITH(trace_to_window_length(0.5, -1.0, 0.1),
                       Contains("lipschitz must be positive and finite, got -1"));
   REQUIRE_THROWS_WITH(trace_to_window_length(1.0 - 1e-16, 1e100, 1e-100), Contains("exceeds 2^53"));
   REQUIRE_THROWS_WITH(trace_to_window_entropy_bound(0.5, 1.0, 2, 2.0, 2.0),
-                      Contains("epsilon must be below lipschitz = 1 (thm:ttw), got 2"));
+                      Contains("epsilon must be below lipschitz = 1 (Theorem 5.6), got 2"));
   REQUIRE_THROWS_WITH(window_to_trace_lipschitz(2, 0.5, 1.0),
                       Contains("window_to_trace_lipschitz: lambda must be in (0, 1/2), got 0.5"));
   REQUIRE_THROWS_WITH(window_to_trace_lipschitz(2, 0.0, 1.0), Contains("lambda must be in (0, 1/2), got 0"));

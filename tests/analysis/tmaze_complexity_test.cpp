@@ -1,5 +1,5 @@
-// Tests of analysis/tmaze_complexity.hpp, the T-maze of thm:tmaze (Theorem 5.8): the proof's
-// constants and the growth of both entropies, the histories of tab:tmaze-v, episode_histories
+// Tests of analysis/tmaze_complexity.hpp, the T-maze of the paper's Theorem 5.8: the proof's
+// constants and the growth of both entropies, the histories of Table 2, episode_histories
 // against labelled_histories, a path sum and the simulator (with a terminal state), the minimal
 // Lipschitz constant on the T-maze's histories against √2 e k, and bad input.
 #include <catch2/catch.hpp>
@@ -23,7 +23,7 @@ namespace {
 const double sqrt2ek = std::numbers::sqrt2 * std::numbers::e;
 }  // namespace
 
-TEST_CASE("thm:tmaze: the proof's constants; the window entropy grows exponentially in k, the trace bound polynomially",
+TEST_CASE("Theorem 5.8: the proof's constants; window entropy grows exponentially in k, the trace bound polynomially",
           "[entropy][tmaze]") {
   CHECK(tmaze_window_length(7) == 7);
   CHECK(tmaze_lambda(4) == 0.75);
@@ -42,7 +42,7 @@ TEST_CASE("thm:tmaze: the proof's constants; the window entropy grows exponentia
   }
 }
 
-TEST_CASE("tmaze_histories are the histories of tab:tmaze-v", "[tmaze]") {
+TEST_CASE("tmaze_histories are the histories of Table 2", "[tmaze]") {
   using tmaze::a, tmaze::b, tmaze::o, tmaze::x, tmaze::y;
   for (std::size_t k = 2; k <= 16; ++k) {
     INFO("k = " << k);
@@ -177,7 +177,7 @@ TEST_CASE("the T-maze: episode_histories and labelled_histories from `initial` a
   }
 }
 
-TEST_CASE("thm:tmaze: the minimal Lipschitz constant on the T-maze histories is below sqrt(2) e k",
+TEST_CASE("Theorem 5.8: the minimal Lipschitz constant on the T-maze histories is below sqrt(2) e k",
           "[tmaze][theorem]") {
   std::vector<std::size_t> lengths;  // 2 … 32, then a few up to 64 (the pairs cost O(k²) each)
   for (std::size_t k = 2; k <= 32; ++k) lengths.push_back(k);

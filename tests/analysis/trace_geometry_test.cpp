@@ -1,6 +1,6 @@
-// Tests of analysis/trace_geometry.hpp, and of MemoryTrace against the paper's §4: eq:subspace,
-// lem:concentration and lem:separation on exhaustive sets of histories, thm:injectivity for
-// rational λ with its two counterexamples, and the T-maze distances of thm:tmaze.
+// Tests of analysis/trace_geometry.hpp, and of MemoryTrace against the paper's §4: eq. (4),
+// Lemmas 4.2 (concentration) and 4.3 (separation) on exhaustive sets of histories, Theorem 4.1
+// for rational λ with its two counterexamples (Appendix A), and the T-maze distances of Theorem 5.8.
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -33,7 +33,7 @@ std::vector<std::vector<Observation>> all_histories(std::size_t n, std::size_t m
   return out;
 }
 
-/// The trace after feeding h to a MemoryTrace that starts from the empty history (eq:trace).
+/// The trace after feeding h to a MemoryTrace that starts from the empty history (eq. (2)).
 Eigen::VectorXd memory_trace(const std::vector<Observation>& h, double lambda, std::size_t n) {
   MemoryTrace<> trace(lambda, n, TraceInit::zero);
   for (const Observation y : h) trace.update(y);
@@ -42,7 +42,7 @@ Eigen::VectorXd memory_trace(const std::vector<Observation>& h, double lambda, s
 
 }  // namespace
 
-TEST_CASE("trace_set enumerates Z_lambda^m in window order and lies on eq:subspace", "[geometry]") {
+TEST_CASE("trace_set enumerates Z_lambda^m in window order and lies on eq. (4)", "[geometry]") {
   const std::size_t n = 3, m = 4;
   const double lambda = 0.4;
   const Eigen::MatrixXd z = trace_set(lambda, n, m);
@@ -57,7 +57,7 @@ TEST_CASE("trace_set enumerates Z_lambda^m in window order and lies on eq:subspa
   CHECK(trace_set(0.5, 2, 0).isZero());
 }
 
-TEST_CASE("lem:concentration holds on all histories up to length 6", "[geometry][lemma]") {
+TEST_CASE("Lemma 4.2 (concentration) holds on all histories up to length 6", "[geometry][lemma]") {
   for (const std::size_t n : {2u, 3u}) {
     const auto histories = all_histories(n, 0, n == 2 ? 6 : 5);
     for (const double lambda : {0.1, 0.3, 0.5, 0.7, 0.9}) {
@@ -77,7 +77,7 @@ TEST_CASE("lem:concentration holds on all histories up to length 6", "[geometry]
   }
 }
 
-TEST_CASE("lem:separation holds on all histories of equal length, and is tight", "[geometry][lemma]") {
+TEST_CASE("Lemma 4.3 (separation) holds on all histories of equal length, and is tight", "[geometry][lemma]") {
   for (const std::size_t n : {2u, 3u}) {
     const std::size_t length = n == 2 ? 6 : 5;
     const auto histories = all_histories(n, length, length);
@@ -114,7 +114,8 @@ TEST_CASE("lem:separation holds on all histories of equal length, and is tight",
   CHECK(memory_trace(one, lambda, 2).norm() < separation_bound(lambda, 1));
 }
 
-TEST_CASE("thm:injectivity: rational lambda separates all histories up to length 8", "[geometry][theorem]") {
+TEST_CASE("Theorem 4.1 (finite injectivity): rational lambda separates all histories up to length 8",
+          "[geometry][theorem]") {
   struct Rational {
     std::int64_t p, q;
   };
@@ -151,7 +152,7 @@ TEST_CASE("thm:injectivity: rational lambda separates all histories up to length
   }
 }
 
-TEST_CASE("the counterexamples of app:injectivity do collide", "[geometry][theorem]") {
+TEST_CASE("the counterexamples of Appendix A (Examples A.1 and A.2) do collide", "[geometry][theorem]") {
   // Irrational λ = φ - 1 (golden ratio): h = (y1, y2, y2) and h' = (y2, y1, y1), newest first.
   const double golden = (std::sqrt(5.0) - 1.0) / 2.0;
   const std::vector<Observation> h{1, 1, 0}, hbar{0, 0, 1};  // chronological
@@ -172,12 +173,12 @@ TEST_CASE("the counterexamples of app:injectivity do collide", "[geometry][theor
   }
 }
 
-TEST_CASE("thm:tmaze: with lambda = (k-1)/k traces of different values are at least √2/(e k) apart",
+TEST_CASE("Theorem 5.8: with lambda = (k-1)/k traces of different values are at least √2/(e k) apart",
           "[geometry][theorem]") {
   enum : Observation { a, b, o, x, y };
   for (std::size_t k = 2; k <= 40; ++k) {
     const double lambda = static_cast<double>(k - 1) / static_cast<double>(k);
-    // tab:tmaze-v: the histories of positive probability under "always up" and their values.
+    // Table 2: the histories of positive probability under "always up" and their values.
     std::vector<std::pair<std::vector<Observation>, double>> table;
     for (std::size_t i = 0; i + 2 <= k; ++i)
       for (const Observation start : {a, b}) {

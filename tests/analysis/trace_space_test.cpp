@@ -1,7 +1,7 @@
-// Tests of analysis/trace_space.hpp: the basis of eq:subspace and the projection of Fig. 2 (an
+// Tests of analysis/trace_space.hpp: the basis of eq. (4) and the projection of Figure 2 (an
 // isometry on the subspace, the simplex's vertices equidistant, window centres as in the caption of
-// fig:sierpinski), box counting, the box-counting estimate of dim(Z_λ) against d_λ of
-// lem:minkowski, and bad input.
+// Figure 2), box counting, the box-counting estimate of dim(Z_λ) against d_λ of
+// Lemma 4.4, and bad input.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -27,7 +27,7 @@ double distance_mismatch(const Eigen::MatrixXd& x, const Eigen::MatrixXd& y) {
 
 }  // namespace
 
-TEST_CASE("trace_space_basis is an orthonormal basis of the directions of eq:subspace", "[trace_space]") {
+TEST_CASE("trace_space_basis is an orthonormal basis of the directions of eq. (4)", "[trace_space]") {
   for (std::size_t n = 2; n <= 7; ++n) {
     const Eigen::MatrixXd u = trace_space_basis(n);
     INFO("|Y| = " << n);
@@ -49,7 +49,7 @@ TEST_CASE("trace_space_basis is an orthonormal basis of the directions of eq:sub
   CHECK(tetra.row(2).head(3).cwiseAbs().maxCoeff() == Approx(1.0 / std::sqrt(12.0)));
 }
 
-TEST_CASE("the projection is an isometry on eq:subspace and keeps the simplex regular", "[trace_space]") {
+TEST_CASE("the projection is an isometry on eq. (4) and keeps the simplex regular", "[trace_space]") {
   for (std::size_t n = 2; n <= 6; ++n) {
     // The vertices e_y: pairwise √2 apart, each √(1 - 1/|Y|) from the centre 1/|Y|, which maps to 0.
     const auto nn = static_cast<Eigen::Index>(n);
@@ -73,9 +73,8 @@ TEST_CASE("the projection is an isometry on eq:subspace and keeps the simplex re
   CHECK(trace_space_coordinates(Eigen::VectorXd::Zero(3)).norm() == 0.0);
 }
 
-TEST_CASE(
-    "projected coordinates of Z_lambda^m (|Y| = 3, 4) give the traces back and are self-similar, as in fig:sierpinski",
-    "[trace_space]") {
+TEST_CASE("projected coordinates of Z_lambda^m (|Y| = 3, 4) give the traces back and are self-similar, as in Figure 2",
+          "[trace_space]") {
   for (const std::size_t n : {3u, 4u})
     for (const double lambda : {0.3, 0.5, 0.7}) {
       const std::size_t m = 5;
@@ -99,7 +98,7 @@ TEST_CASE(
         for (Eigen::Index y = 0; y < nn; ++y)
           worst = std::max(worst, (c.col(y + nn * j) - lambda * older.col(j) - (1 - lambda) * vertices.col(y)).norm());
       CHECK(worst < 1e-15);
-      // Caption of fig:sierpinski: the centre of the triangle of all traces that share a length-k
+      // Caption of Figure 2: the centre of the triangle of all traces that share a length-k
       // window w is the trace of w itself (e.g. (1 - λ) e_y for k = 1), projected. Column j of
       // Z^m has the window of column j mod |Y|^k of Z^k.
       for (const std::size_t k : {1u, 2u}) {
@@ -139,7 +138,7 @@ TEST_CASE("count_boxes counts occupied boxes, not points", "[trace_space]") {
     INFO("epsilon = " << epsilon);
     CHECK(count_boxes(z, epsilon) == boxes.size());
   }
-  CHECK(count_boxes(z, 1e-4) == 1728);  // Z_0.3^3 has |Y|^3 distinct points (thm:injectivity)
+  CHECK(count_boxes(z, 1e-4) == 1728);  // Z_0.3^3 has |Y|^3 distinct points (Theorem 4.1)
 }
 
 TEST_CASE("box_counting_length makes Z_lambda^m approximate Z_lambda within the box size", "[trace_space]") {
@@ -193,19 +192,19 @@ void check_box_counting(std::size_t n, double lambda) {
 
 // Z_λ^m has |Y|^m points with m = box_counting_length(λ, |Y|, 0.002): 3^9 for λ = 0.4 and 4^7 for
 // λ = 0.3; |Y| = 4 with λ = 0.4 (4^9 points) is left to the example program.
-TEST_CASE("box counting agrees with d_lambda of lem:minkowski for lambda < 1/2, |Y| = 2", "[trace_space][lemma]") {
+TEST_CASE("box counting agrees with d_lambda of Lemma 4.4 for lambda < 1/2, |Y| = 2", "[trace_space][lemma]") {
   for (const double lambda : {0.2, 0.3, 0.4}) check_box_counting(2, lambda);
 }
 
-TEST_CASE("box counting agrees with d_lambda of lem:minkowski for lambda < 1/2, |Y| = 3", "[trace_space][lemma]") {
+TEST_CASE("box counting agrees with d_lambda of Lemma 4.4 for lambda < 1/2, |Y| = 3", "[trace_space][lemma]") {
   for (const double lambda : {0.2, 0.3, 0.4}) check_box_counting(3, lambda);
 }
 
-TEST_CASE("box counting agrees with d_lambda of lem:minkowski for lambda < 1/2, |Y| = 4", "[trace_space][lemma]") {
+TEST_CASE("box counting agrees with d_lambda of Lemma 4.4 for lambda < 1/2, |Y| = 4", "[trace_space][lemma]") {
   for (const double lambda : {0.2, 0.3}) check_box_counting(4, lambda);
 }
 
-TEST_CASE("box counting stays below |Y| - 1 for lambda >= 1/2 (lem:minkowski)", "[trace_space][lemma]") {
+TEST_CASE("box counting stays below |Y| - 1 for lambda >= 1/2 (Lemma 4.4)", "[trace_space][lemma]") {
   // Z_λ^m grows like |Y|^m with m ~ log(ε_min) / log(λ): coarser boxes and a coarser approximation
   // (Z_λ^m within ε_min of Z_λ) keep the enumeration small (3^9 points at λ = 0.7).
   BoxCountingOptions options;

@@ -93,7 +93,7 @@ TEST_CASE("Trace moments in closed form equal the fixed-point iteration, up to l
       CHECK(max_abs(moments.conditional_mean - reference.mean) < 1e-12);
       const Eigen::VectorXd fixed_point = (reference.zz - 0.9 * reference.zz_next).lu().solve(reference.zr);
       CHECK(max_abs(trace_td_fixed_point(process, lambda) - fixed_point) < 1e-11 * (1 + max_abs(fixed_point)));
-      // Every trace of an infinite history sums to 1 (eq:subspace with m -> infinity).
+      // Every trace of an infinite history sums to 1 (eq. (4) with m -> infinity).
       CHECK(moments.second.sum() == Approx(1.0).epsilon(1e-13));
       CHECK((moments.conditional_mean.rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-13);
     }

@@ -1,7 +1,7 @@
 // Tests of analysis/window_value_error.hpp and analysis/belief.hpp: the depth-first window moments
 // against a direct forward pass per window, the optimal table against the belief filter and against
 // Monte Carlo with a Window memory (within 4 batch-means standard errors), the orderings of the
-// optimal value errors, the T-maze of thm:tmaze, and bad input.
+// optimal value errors, the T-maze of Theorem 5.8, and bad input.
 #include <Eigen/Dense>
 #include <algorithm>
 #include <catch2/catch.hpp>

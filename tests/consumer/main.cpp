@@ -1,4 +1,4 @@
-// A user's program: include the core umbrella, update a trace once, check eq:recursive.
+// A user's program: include the core umbrella, update a trace once, check eq. (1).
 #include <cmath>
 #include <cstdio>
 #include <memtrace/core.hpp>

@@ -70,7 +70,7 @@ void ppo_tmaze_64() {
                   s.episodes.size(), s.entropy);
   });
   DefaultGenerator eval = make_stream(42, 1000);
-  const std::vector<EpisodeEnd> episodes = evaluate(ppo, MinigridTMaze(64), traces, eval, 100);  // spec §6
+  const std::vector<EpisodeEnd> episodes = evaluate(ppo, MinigridTMaze(64), traces, eval, 100);  // official evaluation
   std::printf("evaluation: %zu episodes\n", episodes.size());
 }
 

@@ -1,8 +1,8 @@
-// Tests of env/minigrid_tmaze.hpp against the specification of the official Minigrid T-maze
-// (traces/tmaze.py on xland-minigrid): the grid, the goldens of the worked example for every
-// layout, the view's closed form on the full grid, bumps, termination, rewards and truncation,
-// scripted policies, the uniform-random baselines (exactly, and by simulation), the rendering,
-// refusal of bad input and a pinned sequence of layouts.
+// Tests of env/minigrid_tmaze.hpp against the official Minigrid T-maze (traces/tmaze.py on
+// xland-minigrid) as docs/minigrid-tmaze.md describes it: the grid, the goldens of the worked
+// example for every layout, the view's closed form on the full grid, bumps, termination, rewards and
+// truncation, scripted policies, the uniform-random baselines (exactly, and by simulation), the
+// rendering, refusal of bad input and a pinned sequence of layouts.
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -33,7 +33,7 @@ using minigrid::forward;
 using minigrid::turn_left;
 using minigrid::turn_right;
 
-/// The view as the spec writes it: three rows from the farthest, separated by '/'.
+/// The view as docs/minigrid-tmaze.md writes it: three rows from the farthest, separated by '/'.
 std::string view_string(const MinigridTMaze& env) {
   std::string s = env.render_view();
   s.pop_back();
@@ -53,8 +53,9 @@ std::string error_of(F&& f) {
   return "(no exception)";
 }
 
-/// The view by spec §1.4's closed form, evaluated on the full grid (env.tile) with signed
-/// coordinates: obs[r][c] = tile_at(pos + (2 - r) F[d] + (1 - c) F[(d + 3) % 4]), empty outside.
+/// The view by the closed form of docs/minigrid-tmaze.md ("Observation"), evaluated on the full
+/// grid (env.tile) with signed coordinates:
+/// obs[r][c] = tile_at(pos + (2 - r) F[d] + (1 - c) F[(d + 3) % 4]), empty outside.
 std::array<std::size_t, 9> reference_view(const MinigridTMaze& env) {
   constexpr std::ptrdiff_t dr[4] = {-1, 0, 1, 0}, dc[4] = {0, 1, 0, -1};
   const auto d = env.direction(), l = (d + 3) % 4;
@@ -101,7 +102,8 @@ double empirical_bernstein_halfwidth(double v, double range, double n, double de
 
 /// The uniform-random policy's exact success rate and mean episode length, from the distribution
 /// over (column, direction) on the corridor row propagated for 5(k + 2)^2 steps. Independent of
-/// MinigridTMaze: only the rules of spec §1.3 and §1.5.
+/// MinigridTMaze: only the rules of docs/minigrid-tmaze.md ("Actions and dynamics", "Rewards and
+/// episode ends").
 std::pair<double, double> random_policy_exact(std::size_t k) {
   const std::size_t limit = 5 * (k + 2) * (k + 2);
   std::vector<double> p((k + 1) * 4, 0.0), q;
@@ -134,7 +136,7 @@ std::pair<double, double> random_policy_exact(std::size_t k) {
 
 }  // namespace
 
-TEST_CASE("the grid is the spec's: walls, a corridor of k cells, the cue and the goals of each layout",
+TEST_CASE("the grid is the documented one: walls, a corridor of k cells, the cue and the goals of each layout",
           "[env][minigrid]") {
   for (const std::size_t k : {2u, 3u, 8u, 9u, 13u, 64u}) {
     MinigridTMaze env(k);
@@ -172,7 +174,7 @@ TEST_CASE("the grid is the spec's: walls, a corridor of k cells, the cue and the
   CHECK(MinigridTMaze(1024).max_steps() == 5263380);
 }
 
-TEST_CASE("the k = 8 start layout renders as the spec draws it, with the agent on the cue", "[env][minigrid]") {
+TEST_CASE("the k = 8 start layout renders as documented, with the agent on the cue", "[env][minigrid]") {
   MinigridTMaze env(8);
   env.reset(minigrid::green, 1);
   CHECK(env.render() ==
@@ -210,7 +212,7 @@ TEST_CASE("the k = 8 start layout renders as the spec draws it, with the agent o
         "##########\n");
 }
 
-TEST_CASE("the optimal path shows the views of spec 1.6 for both cues and both arrangements", "[env][minigrid]") {
+TEST_CASE("the optimal path shows the worked example's views for both cues and both arrangements", "[env][minigrid]") {
   struct Golden {
     std::size_t cue, sides;
     Action turn;                        // the decisive action at the junction
@@ -218,7 +220,7 @@ TEST_CASE("the optimal path shows the views of spec 1.6 for both cues and both a
     std::array<const char*, 10> views;  // t = 0 .. 9
   };
   const std::array<Golden, 4> goldens{{
-      // The spec's worked example: cue green, green goal up.
+      // The worked example of docs/minigrid-tmaze.md: cue green, green goal up.
       {minigrid::green,
        1,
        turn_left,
@@ -272,7 +274,7 @@ TEST_CASE("the optimal path shows the views of spec 1.6 for both cues and both a
   }
 }
 
-TEST_CASE("the worked example's index grids and one-hot indices are the spec's", "[env][minigrid]") {
+TEST_CASE("the worked example's index grids and one-hot indices are the documented ones", "[env][minigrid]") {
   MinigridTMaze env(8);
   const MultiHot<9> y0 = env.reset(minigrid::green, 1);
   REQUIRE(y0.size() == 9);
@@ -427,7 +429,8 @@ TEST_CASE("an episode is truncated exactly when the step count reaches 5(k + 2)^
   }
 }
 
-TEST_CASE("the view is spec 1.4's closed form on the full grid for every k, along random walks", "[env][minigrid]") {
+TEST_CASE("the view is the documented closed form on the full grid for every k, along random walks",
+          "[env][minigrid]") {
   // The maze stores a compressed grid (k = 8's) for every k > 8; this checks it against the full one.
   for (const std::size_t k : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 20u, 64u, 1000u}) {
     MinigridTMaze env(k);
@@ -535,12 +538,12 @@ TEST_CASE("forward then always turn left succeeds exactly when the upper goal is
   CHECK(std::abs(rate - 0.5) <= test::bernstein_halfwidth(0.5, n, 1e-6));
 }
 
-TEST_CASE("the uniform-random policy's exact success rate and episode length are the spec's baselines",
+TEST_CASE("the uniform-random policy's exact success rate and episode length match the recorded baselines",
           "[env][minigrid]") {
-  // Spec 1.7: (k, success rate, mean episode length), Monte Carlo estimates of unstated size. The
-  // exact values (from the rules alone) must lie within 0.01 of the success rates (the spec's own
-  // acceptance band, section 9) and within 3% of the lengths (their relative standard error at
-  // ~10^3 episodes of the longest corridors is ~2%).
+  // docs/minigrid-tmaze.md, "Uniform-random baseline": (k, success rate, mean episode length), Monte
+  // Carlo estimates of unrecorded size. The exact values (from the rules alone) must lie within 0.01
+  // of the success rates (the acceptance band that came with the estimates) and within 3% of the
+  // lengths (their relative standard error at ~10^3 episodes of the longest corridors is ~2%).
   const std::array<std::array<double, 3>, 5> spec{
       {{8, 0.447, 225}, {16, 0.434, 784}, {32, 0.427, 2894}, {64, 0.416, 11093}, {128, 0.417, 44623}}};
   for (const auto& [k, success, length] : spec) {
@@ -554,12 +557,13 @@ TEST_CASE("the uniform-random policy's exact success rate and episode length are
   CHECK(l8 == Approx(225.22).margin(5e-3));
 }
 
-TEST_CASE("a uniform-random policy's success rate and episode length are the spec's, by simulation",
+TEST_CASE("a uniform-random policy's success rate and episode length match the recorded baselines, by simulation",
           "[env][minigrid]") {
   // k = 8, 10^5 episodes (2.25e7 steps). The simulated means must lie within an empirical
   // Bernstein bound (sample variance, failure probability 1e-6 each) of the exact values, and within
-  // that bound plus the spec's own error of its baselines 0.447 / 225: we take 3 standard errors of
-  // a 10^5-episode estimate (its section 9 sample size) plus its rounding (0.0005 / 0.5).
+  // that bound plus the error of the recorded baselines 0.447 / 225: we take 3 standard errors of a
+  // 10^5-episode estimate (the sample size of the acceptance band that came with them) plus their
+  // rounding (0.0005 / 0.5).
   constexpr std::size_t k = 8, n = 100'000;
   MinigridTMaze env(k);
   Xoshiro256StarStar g(42);
@@ -587,7 +591,7 @@ TEST_CASE("a uniform-random policy's success rate and episode length are the spe
   const double spec_length_error = 3 * std::sqrt(length_var / 1e5) + 0.5;
   CHECK(std::abs(rate - 0.447) <= rate_bound + spec_rate_error);
   CHECK(std::abs(mean - 225.0) <= length_bound + spec_length_error);
-  CHECK(rate_bound < 0.01);  // the sample is large enough for the spec's +-0.01
+  CHECK(rate_bound < 0.01);  // the sample is large enough for the band of +-0.01
 }
 
 TEST_CASE("bad constructor arguments, actions and layouts are refused with messages that name them",

@@ -1,5 +1,5 @@
-// Tests of env/tmaze.hpp: the episode of the proof of thm:tmaze step by step, the reward table,
-// the values of the "always up" policy (tab:tmaze-v), agreement of the simulator with the model,
+// Tests of env/tmaze.hpp: the episode of the proof of Theorem 5.8 step by step, the reward table,
+// the values of the "always up" policy (Table 2), agreement of the simulator with the model,
 // refusal of bad input and a pinned trajectory.
 #include <Eigen/LU>
 #include <catch2/catch.hpp>
@@ -29,7 +29,7 @@ Eigen::VectorXd episodic_values(const FiniteHmm& hmm) {
 
 }  // namespace
 
-TEST_CASE("a T-maze episode follows the proof of thm:tmaze", "[env][tmaze]") {
+TEST_CASE("a T-maze episode follows the proof of Theorem 5.8", "[env][tmaze]") {
   for (const std::size_t k : {2u, 3u, 8u}) {
     for (std::uint64_t seed = 0; seed < 8; ++seed) {
       TMaze maze(k);
@@ -71,7 +71,7 @@ TEST_CASE("the T-maze's reward table is the paper's", "[env][tmaze]") {
   CHECK(TMaze::reward(1, 1, tmaze::down) == -1);
 }
 
-TEST_CASE("under 'always up' the T-maze's values are tab:tmaze-v", "[env][tmaze]") {
+TEST_CASE("under 'always up' the T-maze's values are those of Table 2", "[env][tmaze]") {
   for (const std::size_t k : {2u, 3u, 5u, 10u}) {
     const TMazeAlwaysUp env(k);
     const TMaze& maze = env.maze();

@@ -210,8 +210,9 @@ TEST_CASE("ppo_tmaze resumes a sweep: a second run redoes no finished run and gi
 }
 
 TEST_CASE("ppo_tmaze --play prints one documented line per step and stops at the episode's end") {
-  // The worked example of the spec (§1.6): green cue, green on the upper goal; seven steps forward
-  // to the junction, turn left, step onto the upper goal. Extra actions after the end are ignored.
+  // The worked example of docs/minigrid-tmaze.md: green cue, green on the upper goal; seven steps
+  // forward to the junction, turn left, step onto the upper goal. Extra actions after the end are
+  // ignored.
   REQUIRE(run_program("--play 0000000200000 --corridor 8 --cue green --sides 1", temp() / "play.log") == 0);
   std::ifstream in(temp() / "play.log");
   std::vector<std::string> lines;

@@ -303,7 +303,7 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
   CHECK(worst < 1e-7);
 }
 
-TEST_CASE("the loss terms are the spec's formulas: ratio, per-minibatch normalised advantages, 0.5 MSE, entropy",
+TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch normalised advantages, 0.5 MSE, entropy",
           "[ppo][gradient]") {
   // An independent evaluation of the loss from the networks' outputs, sample by sample.
   PpoOptions o = small_options();

@@ -1,5 +1,5 @@
 // Tests of memory/memory_trace.hpp, memory/trace_bank.hpp and memory/with_actions.hpp: the
-// recursion against the closed form eq:trace, eq:subspace, the three initialisations, compile-time
+// recursion against the closed form eq. (2), eq. (4), the three initialisations, compile-time
 // against run-time parameters, and bad input.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -34,7 +34,7 @@ double max_abs(const Eigen::VectorXd& v) { return v.cwiseAbs().maxCoeff(); }
 
 }  // namespace
 
-TEST_CASE("the recursion eq:recursive equals the closed form eq:trace", "[memory_trace]") {
+TEST_CASE("the recursion eq. (1) equals the closed form eq. (2)", "[memory_trace]") {
   for (const double lambda : {0.0, 0.1, 1.0 / 3.0, 0.5, 0.9, 0.99}) {
     for (const std::size_t length : {1u, 2u, 7u, 50u, 400u}) {
       const auto h = random_history(length, 5, static_cast<std::uint64_t>(length * 1000 + lambda * 100));
@@ -42,7 +42,7 @@ TEST_CASE("the recursion eq:recursive equals the closed form eq:trace", "[memory
       feed(trace, h);
       INFO("lambda = " << lambda << ", |h| = " << length);
       CHECK(max_abs(trace.features() - trace_of(h, lambda, 5)) < 1e-14);
-      // eq:subspace: the entries of a length-|h| trace sum to 1 - λ^|h|.
+      // eq. (4): the entries of a length-|h| trace sum to 1 - λ^|h|.
       CHECK(trace.features().sum() == Approx(trace_subspace_sum(lambda, length)).epsilon(1e-13));
     }
   }
@@ -122,7 +122,7 @@ TEST_CASE("compile-time and run-time parameters give bit-identical traces", "[me
   CHECK(all_fixed.dim() == 11);
 }
 
-TEST_CASE("a long run keeps eq:subspace to rounding (no drift)", "[memory_trace]") {
+TEST_CASE("a long run keeps eq. (4) to rounding (no drift)", "[memory_trace]") {
   MemoryTrace<std::ratio<99, 100>, 11> trace(TraceInit::zero);
   Xoshiro256StarStar g(1);
   trace.reset(0);

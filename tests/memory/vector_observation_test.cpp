@@ -1,7 +1,7 @@
 // Tests of the memories over real vectors (memory/memory_trace.hpp, trace_bank.hpp, window.hpp's
-// FrameStack, with_actions.hpp's AppendAction): vector traces against the closed form eq:trace for
+// FrameStack, with_actions.hpp's AppendAction): vector traces against the closed form eq. (2) for
 // every TraceInit in double and float, one-hot vectors against the index fast path (bit for bit),
-// MultiHot against dense observations, eq:subspace, the T-maze numbers of the PPO spec (§3.1),
+// MultiHot against dense observations, eq. (4), the T-maze trace numbers of docs/minigrid-tmaze.md,
 // frame stacks against the stacked history under both paddings, action traces against their
 // closed form, and every refused input with its message and the memory unchanged afterwards.
 #include <catch2/catch.hpp>
@@ -78,7 +78,7 @@ VectorX<S> dense_of(const MultiHot<C>& y, std::size_t dim) {
   return to_dense(y, dim).template cast<S>();
 }
 
-/// eq:trace of a chronological history of vectors (h.front() is the first observation y_0 of the
+/// eq. (2) of a chronological history of vectors (h.front() is the first observation y_0 of the
 /// history, h.back() the newest), per TraceInit, computed in double from the observations:
 ///   zero:              (1 - λ) Σ_{k=0}^{t} λ^k y_{t-k}
 ///   first_observation: the same plus λ^{t+1} y_0 (y_0 seen forever before)
@@ -120,10 +120,11 @@ Eigen::VectorXd stacked(const std::vector<V>& h, std::size_t t, std::size_t m, W
   return v;
 }
 
-/// The T-maze's view (spec §1.6, tiles of §2) at step t of the optimal walk to the junction of a
-/// corridor of length k >= 4 with a green cue: the cue under the agent at t = 0, plain corridor,
-/// then the goals coming into view two cells ahead at t = k - 3, one ahead, and beside the agent at
-/// the junction t = k - 1. Row 0 is two cells ahead; the agent is at [2][1].
+/// The T-maze's view (docs/minigrid-tmaze.md, "Observation" and "Worked example") at step t of the
+/// optimal walk to the junction of a corridor of length k >= 4 with a green cue: the cue under the
+/// agent at t = 0, plain corridor, then the goals coming into view two cells ahead at t = k - 3, one
+/// ahead, and beside the agent at the junction t = k - 1. Row 0 is two cells ahead; the agent is at
+/// [2][1].
 Grid tmaze_view(std::size_t t, std::size_t k) {
   using Rows = std::array<std::array<std::size_t, 3>, 3>;
   Rows tiles{};
@@ -149,7 +150,7 @@ constexpr std::size_t agent_floor = (2 * 3 + 1) * 5 + 4;  // cell [2][1], tile f
 
 }  // namespace
 
-TEST_CASE("a dense vector trace is eq:trace of its history for every TraceInit (double 1e-12, float 1e-5)",
+TEST_CASE("a dense vector trace is eq. (2) of its history for every TraceInit (double 1e-12, float 1e-5)",
           "[memory_vector][trace]") {
   const std::size_t d = 6;
   for (const auto init : all_inits) {
@@ -245,7 +246,7 @@ TEST_CASE("the MultiHot path equals the dense path to rounding", "[memory_vector
   CHECK(max_abs_difference(sparse.features(), dense.features()) < 1e-15);
 }
 
-TEST_CASE("eq:subspace: a trace of c-hot inputs sums to c(1 - λ^{t+1}), or c after first_observation and normalized",
+TEST_CASE("eq. (4): a trace of c-hot inputs sums to c(1 - λ^{t+1}), or c after first_observation and normalized",
           "[memory_vector][trace]") {
   const std::size_t d = 45;
   for (const std::size_t c : {1u, 9u}) {
@@ -269,7 +270,7 @@ TEST_CASE("eq:subspace: a trace of c-hot inputs sums to c(1 - λ^{t+1}), or c af
   }
 }
 
-TEST_CASE("the T-maze numbers of spec §3.1: the agent's cell at the junction holds green 0.04909 and floor 0.60730",
+TEST_CASE("the documented T-maze trace: the agent's cell at the junction holds green 0.04909 and floor 0.60730",
           "[memory_vector][trace][tmaze]") {
   struct Case {
     std::size_t k;
@@ -279,7 +280,7 @@ TEST_CASE("the T-maze numbers of spec §3.1: the agent's cell at the junction ho
        {Case{8, 7.0 / 8.0, 0.04909, 0.60730, 0.07478, 0.92522}, Case{64, 0.985, 0.00579, 0.61409, 0.00934, 0.99066}}) {
     std::vector<Grid> views;
     for (std::size_t t = 0; t < c.k; ++t) views.push_back(tmaze_view(t, c.k));  // t = 0 .. k - 1
-    // The t = 0 view of spec §1.6: ones at 3, 9, 13, 18, 24, 28, 33, 36, 43.
+    // The t = 0 view of the worked example: ones at 3, 9, 13, 18, 24, 28, 33, 36, 43.
     CHECK(std::vector<std::size_t>(views[0].begin(), views[0].end()) ==
           std::vector<std::size_t>{3, 9, 13, 18, 24, 28, 33, 36, 43});
     MemoryTrace<dynamic_lambda, 45, float> trace(c.lambda, TraceInit::zero);  // the paper's non-episodic trace

@@ -2,7 +2,7 @@
 // The minimal Lipschitz constant of a value function in trace space (paper §5, F_{λ,L}): the
 // smallest L such that some L-Lipschitz f has f(z_λ(h)) = v(h) on a finite set of histories, the
 // enumeration of the length-m histories of a finite model with their values v(h) = E[v(x_t) | h],
-// and λ* = argmin_λ of that constant (§5.2 "Slow forgetting", fig:pq). Histories are chronological:
+// and λ* = argmin_λ of that constant (§5.2 "Slow forgetting", Figure 3). Histories are chronological:
 // oldest first, h.back() is the paper's y_0. See docs/theory.md.
 
 #include <Eigen/Core>
@@ -65,7 +65,7 @@ void check_histories(const char* who, std::span<const LabelledHistory> histories
   }
 }
 
-/// The traces z_λ(h) (eq:trace) of all histories as the columns of a |Y| × N matrix: trace_of's sum,
+/// The traces z_λ(h) (eq. (2)) of all histories as the columns of a |Y| × N matrix: trace_of's sum,
 /// term for term in the same order (so bit-identical to it), written in place (GCC 12 -O3 warns
 /// falsely, -Wstringop-overread, on assigning trace_of's vector to a column).
 template <class Lazy = void>
@@ -122,9 +122,9 @@ template <class Lazy = void>
 
 /// The smallest L such that some L-Lipschitz f on trace space has f(z_λ(h)) = value(h) for every
 /// given history, and a pair attaining it. By McShane's extension (and Kirszbraun's, as in
-/// lem:H-trace) this is max |v(h) − v(h')| / ‖z_λ(h) − z_λ(h')‖ over pairs with different values
+/// Lemma 5.4) this is max |v(h) − v(h')| / ‖z_λ(h) − z_λ(h')‖ over pairs with different values
 /// (clamping f to [v_min, v_max] keeps it L-Lipschitz, so F_{λ,L}'s range costs nothing). Traces
-/// are trace_of (eq:trace over the given observations, zero before them), one-hot over |Y|,
+/// are trace_of (eq. (2) over the given observations, zero before them), one-hot over |Y|,
 /// computed once; the pairs cost O(N² |Y|). Values within value_tolerance × max|value| count as
 /// equal. Throws std::invalid_argument for λ ∉ [0, 1), |Y| = 0, an observation ≥ |Y| or a value that
 /// is not finite.
@@ -135,7 +135,7 @@ template <class Lazy = void>
   return detail::lipschitz_pair_checked("minimal_lipschitz_pair", histories, lambda, num_observations, value_tolerance);
 }
 
-/// The smallest L such that some L-Lipschitz function f of the trace (eq:trace via trace_of, one-hot |Y|)
+/// The smallest L such that some L-Lipschitz function f of the trace (eq. (2) via trace_of, one-hot |Y|)
 /// has f(z_λ(h)) = value(h) for every given history: max over pairs with different values of
 /// |v(h) − v(h')| / ‖z(h) − z(h')‖. +infinity if two histories with the same trace have different values;
 /// 0 for fewer than two histories.
@@ -247,7 +247,7 @@ requires FiniteModel<E>
 }
 
 /// The minimal Lipschitz constant over the length-m histories of the stationary process (the
-/// paper's "length-4 histories" restriction of fig:pq for m = 4).
+/// paper's "length-4 histories" restriction of Figure 3 for m = 4).
 template <class Lazy = void>
 [[nodiscard]] double minimal_lipschitz_constant(const StationaryProcess& process, double lambda, std::size_t m,
                                                 std::size_t max_histories = default_max_histories) {
@@ -277,7 +277,7 @@ struct LipschitzOptimum {
 /// on the given histories): the grid λ_k = k / grid_points, k = 0..grid_points−1 (ties go to the
 /// smallest λ), then golden-section search on [λ_{k−1}, λ_{k+1}] around the grid minimum down to
 /// width 1e-9, keeping the better of the two. The constant is piecewise smooth in λ with infinite
-/// spikes where two traces coincide (app:injectivity), so this is a local refinement of a global grid
+/// spikes where two traces coincide (Appendix A), so this is a local refinement of a global grid
 /// search. Throws std::invalid_argument like minimal_lipschitz_constant, or for grid_points < 2.
 template <class Lazy = void>
 [[nodiscard]] LipschitzOptimum lipschitz_optimal_lambda(std::span<const LabelledHistory> histories,

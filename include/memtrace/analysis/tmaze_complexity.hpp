@@ -1,7 +1,7 @@
 #pragma once
-// The T-maze theory in one place (thm:tmaze, Theorem 5.8 of the published paper): the constants of
+// The T-maze theory in one place (the paper's Theorem 5.8): the constants of
 // its proof (the window length m = k, the forgetting factor λ = (k − 1)/k and the Lipschitz
-// constant L = √2 e k) beside the histories the proof is about (tab:tmaze-v), built from the
+// constant L = √2 e k) beside the histories the proof is about (Table 2), built from the
 // model by episode_histories: every prefix of an episode of positive probability, labelled with
 // its value E[v(x_t) | h]. With minimal_lipschitz_constant (lipschitz.hpp) they give the smallest
 // Lipschitz constant that represents the T-maze's value function exactly, to compare with √2 e k.
@@ -97,27 +97,27 @@ requires FiniteModel<E>
 }
 
 namespace detail {
-/// thm:tmaze's environments E_k have a corridor of length k >= 2.
+/// Theorem 5.8's environments E_k have a corridor of length k >= 2.
 inline void check_corridor_length(const char* who, std::size_t corridor_length) {
   if (corridor_length < 2) invalid(who, ": corridor_length must be at least 2, got ", corridor_length);
 }
 }  // namespace detail
 
-/// thm:tmaze: the shortest window with zero return error in the T-maze of corridor length k is
+/// Theorem 5.8: the shortest window with zero return error in the T-maze of corridor length k is
 /// m = k (ao^{k−2}x and bo^{k−2}x differ only in y_{−k+1}).
 [[nodiscard]] inline std::size_t tmaze_window_length(std::size_t corridor_length) {
   detail::check_corridor_length("tmaze_window_length", corridor_length);
   return corridor_length;
 }
 
-/// thm:tmaze: the forgetting factor of the proof, λ = (k − 1)/k.
+/// Theorem 5.8: the forgetting factor of the proof, λ = (k − 1)/k.
 [[nodiscard]] inline double tmaze_lambda(std::size_t corridor_length) {
   detail::check_corridor_length("tmaze_lambda", corridor_length);
   const auto k = static_cast<double>(corridor_length);
   return (k - 1.0) / k;
 }
 
-/// thm:tmaze: the Lipschitz constant of the proof, L = √2 e k, which suffices at λ = (k − 1)/k.
+/// Theorem 5.8: the Lipschitz constant of the proof, L = √2 e k, which suffices at λ = (k − 1)/k.
 [[nodiscard]] inline double tmaze_lipschitz(std::size_t corridor_length) {
   detail::check_corridor_length("tmaze_lipschitz", corridor_length);
   return std::numbers::sqrt2 * std::numbers::e * static_cast<double>(corridor_length);
@@ -126,10 +126,10 @@ inline void check_corridor_length(const char* who, std::size_t corridor_length) 
 /// The longest corridor tmaze_histories accepts: k² = 2^26 observations (512 MB) in its histories.
 inline constexpr std::size_t tmaze_max_corridor_length = std::size_t{1} << 13;
 
-/// The histories of tab:tmaze-v: every prefix of an episode of the T-maze of corridor length k
+/// The histories of Table 2: every prefix of an episode of the T-maze of corridor length k
 /// under the "always up" policy (TMazeAlwaysUp's model), ao^i and bo^i (i = 0 … k − 2) with value 0
 /// and ao^{k−2}x, bo^{k−2}y (+1), bo^{k−2}x, ao^{k−2}y (−1): 2k + 2 histories. These are the
-/// histories the proof of thm:tmaze checks (all others have probability 0, their value is ⊥). The
+/// histories the proof of Theorem 5.8 checks (all others have probability 0, their value is ⊥). The
 /// values are taken with γ = 0: the only reward is paid on the step after the junction, so the
 /// values are the same for every γ, and γ = 0 makes them exactly 0 and ±1. The histories hold about
 /// k² observations in all: corridor_length above tmaze_max_corridor_length throws

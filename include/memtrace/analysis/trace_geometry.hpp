@@ -1,7 +1,7 @@
 #pragma once
-// The geometry of trace space (paper §4): traces of whole histories (eq:trace), windows, the set
-// Z_λ^m of all length-m traces, and the quantities of lem:concentration, lem:separation and
-// lem:minkowski. Histories are chronological: oldest first, h.back() is the paper's y_0.
+// The geometry of trace space (paper §4): traces of whole histories (eq. (2)), windows, the set
+// Z_λ^m of all length-m traces, and the quantities of Lemmas 4.2 (concentration), 4.3 (separation)
+// and 4.4 (Minkowski dimension). Histories are chronological: oldest first, h.back() is the paper's y_0.
 // See docs/analysis.md.
 
 #include <Eigen/Core>
@@ -17,7 +17,7 @@
 
 namespace memtrace {
 
-/// z_λ(h) = (1 - λ) Σ_{k=0}^{|h|-1} λ^k e_{y_{-k}} (eq:trace), summed directly (not by the
+/// z_λ(h) = (1 - λ) Σ_{k=0}^{|h|-1} λ^k e_{y_{-k}} (eq. (2)), summed directly (not by the
 /// recursion), for a finite history h over |Y| one-hot observations. The empty history gives 0.
 template <class Lazy = void>
 [[nodiscard]] Eigen::VectorXd trace_of(std::span<const Observation> history, double lambda,
@@ -42,7 +42,7 @@ template <class Lazy = void>
   return {history.end() - static_cast<std::ptrdiff_t>(count), history.end()};
 }
 
-/// Σ_i z_i = 1 - λ^m for every trace of a length-m history (eq:subspace): the traces lie in an
+/// Σ_i z_i = 1 - λ^m for every trace of a length-m history (eq. (4)): the traces lie in an
 /// affine subspace of dimension |Y| - 1.
 [[nodiscard]] inline double trace_subspace_sum(double lambda, std::size_t m) {
   detail::check_lambda("trace_subspace_sum", lambda);
@@ -83,13 +83,13 @@ template <class Lazy = void>
   return z;
 }
 
-/// lem:concentration: histories with the same length-m window have traces at most √2 λ^m apart.
+/// Lemma 4.2: histories with the same length-m window have traces at most √2 λ^m apart.
 [[nodiscard]] inline double concentration_bound(double lambda, std::size_t m) {
   detail::check_lambda("concentration_bound", lambda);
   return std::numbers::sqrt2 * std::pow(lambda, static_cast<double>(m));
 }
 
-/// lem:separation: for λ <= 1/2, histories of equal (or infinite) length whose length-m windows
+/// Lemma 4.3: for λ <= 1/2, histories of equal (or infinite) length whose length-m windows
 /// differ have traces at least √2 (1 - 2λ) λ^{m-1} apart. (A history and a shorter one can be
 /// closer: see docs/analysis.md.)
 [[nodiscard]] inline double separation_bound(double lambda, std::size_t m) {
@@ -99,7 +99,7 @@ template <class Lazy = void>
   return std::numbers::sqrt2 * (1.0 - 2.0 * lambda) * std::pow(lambda, static_cast<double>(m - 1));
 }
 
-/// d_λ = log|Y| / log(1/λ) (lem:minkowski): the Minkowski dimension of Z_λ when λ < 1/2.
+/// d_λ = log|Y| / log(1/λ) (Lemma 4.4): the Minkowski dimension of Z_λ when λ < 1/2.
 /// λ = 0 gives 0 (Z_0 is the finite set of one-hot vectors).
 [[nodiscard]] inline double d_lambda(double lambda, std::size_t num_observations) {
   detail::check_lambda("d_lambda", lambda);
@@ -109,7 +109,7 @@ template <class Lazy = void>
 }
 
 /// dim(Z_λ) <= min{|Y| - 1, d_λ} for every λ in [0, 1), with equality to d_λ when λ < 1/2
-/// (lem:minkowski).
+/// (Lemma 4.4).
 [[nodiscard]] inline double minkowski_dimension_bound(double lambda, std::size_t num_observations) {
   const double d = d_lambda(lambda, num_observations);
   const auto affine = static_cast<double>(num_observations - 1);

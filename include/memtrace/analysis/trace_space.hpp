@@ -1,7 +1,7 @@
 #pragma once
-// Pictures of trace space (Fig. 2, fig:sierpinski-4d) and a box-counting estimate of the Minkowski
-// dimension of Z_λ (lem:minkowski). Traces of one-hot observations lie on the affine subspace
-// Σ_i z_i = 1 - λ^m (eq:subspace); an orthonormal basis of its directions gives |Y| - 1 coordinates
+// Pictures of trace space (Figures 2 and 6) and a box-counting estimate of the Minkowski
+// dimension of Z_λ (Lemma 4.4). Traces of one-hot observations lie on the affine subspace
+// Σ_i z_i = 1 - λ^m (eq. (4)); an orthonormal basis of its directions gives |Y| - 1 coordinates
 // in which distances are those of R^|Y|. See docs/theory.md.
 
 #include <Eigen/Core>
@@ -31,7 +31,7 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
 
 }  // namespace detail
 
-/// An orthonormal basis of the directions of eq:subspace (the vectors orthogonal to 1), as the
+/// An orthonormal basis of the directions of eq. (4) (the vectors orthogonal to 1), as the
 /// columns of a |Y| × (|Y| - 1) matrix: the Helmert basis u_k = (k e_k - Σ_{i<k} e_i) / √(k(k+1)),
 /// k = 1, …, |Y| - 1. For |Y| = 3 the vertices e_0, e_1, e_2 land on an upright equilateral triangle
 /// (e_0 bottom left, e_1 bottom right, e_2 on top); for |Y| = 4, e_3 sits above that triangle.
@@ -53,7 +53,7 @@ template <class Lazy = void>
 }
 
 /// Orthogonal projection of traces (the columns of a |Y| × N matrix, e.g. trace_set) onto
-/// eq:subspace, in the coordinates of trace_space_basis: the (|Y| - 1) × N matrix uᵀz, computed with
+/// eq. (4), in the coordinates of trace_space_basis: the (|Y| - 1) × N matrix uᵀz, computed with
 /// running sums in O(|Y| N). The centre of the simplex, 1/|Y|, maps to 0; on each subspace
 /// Σ_i z_i = const the map is an isometry.
 template <class Lazy = void>
@@ -196,7 +196,7 @@ template <class Lazy = void>
 /// N(ε) is the minimum over grids shifted by ε frac(s frac((i + 1) φ)) in coordinate i,
 /// s = 0, …, num_offsets - 1 (φ the golden ratio): one fixed grid cuts a cluster smaller than ε
 /// into 1 to 2^{|Y|-1} boxes depending on where it falls, which biases the slope.
-/// lem:minkowski: the slope tends to d_λ for λ < 1/2, and dim(Z_λ) <= min{|Y| - 1, d_λ}.
+/// Lemma 4.4: the slope tends to d_λ for λ < 1/2, and dim(Z_λ) <= min{|Y| - 1, d_λ}.
 template <class Lazy = void>
 [[nodiscard]] BoxCountingEstimate box_counting_dimension(double lambda, std::size_t num_observations,
                                                          const BoxCountingOptions& options = {}) {

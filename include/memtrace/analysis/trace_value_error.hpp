@@ -15,7 +15,7 @@
 
 namespace memtrace {
 
-/// The moments of the memory trace z_t = λ z_{t-1} + (1 - λ) e_{y_t} (eq:recursive) under the
+/// The moments of the memory trace z_t = λ z_{t-1} + (1 - λ) e_{y_t} (eq. (1)) under the
 /// stationary process, and its conditional mean given the state.
 struct TraceMoments : LinearMoments {
   /// |X| x |Y|: row x is E[z_t | x_t = x] (zero where μ(x) = 0).

@@ -1,5 +1,5 @@
 #pragma once
-// The Minigrid T-maze of the paper's PPO experiment (§6, fig:ppo), exactly as the official code
+// The Minigrid T-maze of the paper's PPO experiment (§6, Figure 5), exactly as the official code
 // runs it (traces/tmaze.py on xland-minigrid): a 5 x (k + 2) grid whose corridor of length k starts
 // on a green or blue cue and ends at a junction between a green and a blue goal; the agent turns
 // and walks (3 actions), sees an egocentric, transparent 3 x 3 view of 5 tile kinds, and is paid 1
@@ -69,8 +69,8 @@ inline constexpr std::ptrdiff_t direction_row[4] = {-1, 0, 1, 0};  // up, right,
 inline constexpr std::ptrdiff_t direction_col[4] = {0, 1, 0, -1};
 
 /// offsets[d][r * 3 + c]: where view cell (r, c) lies relative to the agent in the stored grid when
-/// it faces d. Spec §1.4's closed form of xminigrid's crop + rot90: cell = pos + (2 - r) F + (1 - c) L
-/// with F the direction faced and L the one to its left.
+/// it faces d. The closed form of xminigrid's crop + rot90 (docs/minigrid-tmaze.md, "Observation"):
+/// cell = pos + (2 - r) F + (1 - c) L with F the direction faced and L the one to its left.
 constexpr std::array<std::array<std::ptrdiff_t, 9>, 4> make_view_offsets() {
   std::array<std::array<std::ptrdiff_t, 9>, 4> offsets{};
   for (std::size_t d = 0; d < 4; ++d) {
@@ -91,8 +91,8 @@ inline constexpr std::array<std::ptrdiff_t, 4> forward_offsets = {-static_cast<s
                                                                   static_cast<std::ptrdiff_t>(stride), -1};
 }  // namespace detail::minigrid_tmaze
 
-/// The Minigrid T-maze with corridor length k >= 2 (the official TMaze{k}, spec §1), a Pomdp whose
-/// observations are MultiHot<9>.
+/// The Minigrid T-maze with corridor length k >= 2 (the official TMaze{k}; docs/minigrid-tmaze.md),
+/// a Pomdp whose observations are MultiHot<9>.
 ///
 /// Grid: 5 rows x (k + 2) columns, walls everywhere except the corridor, row 2, columns 1 .. k
 /// (plain floor) and the two goals at (1, k) and (3, k). The cue at (2, 1) is green or blue floor;

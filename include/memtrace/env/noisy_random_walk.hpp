@@ -30,7 +30,7 @@ struct NoisyRandomWalkParameters {
   std::size_t num_states = 1001;
   /// Each step moves by an offset d drawn uniformly from [-max_step, max_step].
   std::size_t max_step = 100;
-  /// Whether d = 0 is one of the offsets (2 max_step + 1 of them, as the issue asks) or not
+  /// Whether d = 0 is one of the offsets (2 max_step + 1 of them, the default) or not
   /// (2 max_step of them: "one of the 100 states to its left or right", as Sutton's original).
   bool allow_stay = true;
   std::size_t num_observations = 11;

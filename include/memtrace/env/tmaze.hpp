@@ -1,8 +1,8 @@
 #pragma once
-// The T-maze of Fig. 1 (fig:tmaze) as defined in the proof of thm:tmaze: a corridor of length k
+// The T-maze of Figure 1 as defined in the proof of Theorem 5.8: a corridor of length k
 // whose first observation (a or b) decides, together with the observation at its end (x or y),
 // whether going up or down pays +1. TMaze is the POMDP; TMazeAlwaysUp is the HMM of the
-// "always up" policy, whose values are tab:tmaze-v; TMazeNavigation is the version for control
+// "always up" policy, whose values are those of Table 2; TMazeNavigation is the version for control
 // (the agent walks the corridor itself, §6 PPO). See docs/environments.md.
 
 #include <Eigen/Core>
@@ -88,7 +88,7 @@ struct TMazeModel {
 };
 }  // namespace detail
 
-/// The T-maze E_k of thm:tmaze with corridor length k >= 2. y_0 is a or b with probability 1/2;
+/// The T-maze E_k of Theorem 5.8 with corridor length k >= 2. y_0 is a or b with probability 1/2;
 /// the agent then moves right by itself (actions are ignored in the corridor) and observes o
 /// until t = k - 1, where it observes x or y with probability 1/2. Its action there ends the
 /// episode with reward +1 if (up and (a, x) or (b, y)) or (down and (a, y) or (b, x)), else -1;
@@ -148,7 +148,7 @@ class BasicTMaze {
   }
   [[nodiscard]] State terminal_state() const noexcept { return 2 * k_ + 2; }
 
-  /// The reward table of the proof of thm:tmaze: +1 when up matches (a, x) or (b, y), or down
+  /// The reward table of the proof of Theorem 5.8: +1 when up matches (a, x) or (b, y), or down
   /// matches (a, y) or (b, x); -1 otherwise.
   [[nodiscard]] static double reward(std::size_t cue, std::size_t sign, Action u) noexcept {
     return (cue == sign) == (u == tmaze::up) ? 1.0 : -1.0;
@@ -195,8 +195,8 @@ class BasicTMaze {
   std::size_t position_ = 0;  // 0 .. k - 1 in the corridor, k after the final action
 };
 
-/// The T-maze under the fixed policy that always goes up (the proof of thm:tmaze): an HMM whose
-/// state values are tab:tmaze-v (0 before the junction, ±1 at it). Satisfies FiniteModel.
+/// The T-maze under the fixed policy that always goes up (the proof of Theorem 5.8): an HMM whose
+/// state values are those of Table 2 (0 before the junction, ±1 at it). Satisfies FiniteModel.
 /// (`TMazeAlwaysUp` is `BasicTMazeAlwaysUp<>`, a class template only for compile time: env/fwd.hpp.)
 template <class Lazy>
 class BasicTMazeAlwaysUp {

@@ -1,9 +1,9 @@
 #pragma once
-// The paper's actor-critic for discrete actions (spec §4): two separate multilayer perceptrons on
-// the same input, an actor d -> 64 -> tanh -> 64 -> tanh -> |U| (the logits of a categorical
-// policy) and a critic d -> 64 -> tanh -> 64 -> tanh -> 1 (the value), initialised as flax does
-// it; and sampling from the categorical policy with memtrace's own random numbers. See
-// docs/control.md ("PPO").
+// The paper's actor-critic for discrete actions (docs/minigrid-tmaze.md, "Network"): two separate
+// multilayer perceptrons on the same input, an actor d -> 64 -> tanh -> 64 -> tanh -> |U| (the
+// logits of a categorical policy) and a critic d -> 64 -> tanh -> 64 -> tanh -> 1 (the value),
+// initialised as flax does it; and sampling from the categorical policy with memtrace's own random
+// numbers. See docs/control.md ("PPO").
 
 #include <Eigen/Core>
 #include <cmath>

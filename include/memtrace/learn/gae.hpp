@@ -17,9 +17,10 @@ namespace memtrace {
 
 /// What a truncated episode (a time limit, not a terminal state) contributes to the advantages.
 enum class TruncationMode {
-  /// The paper's code (spec §5.3): only termination sets the discount to 0. After a truncation the
-  /// discount stays 1, so δ_t bootstraps from the value of the next stored state — the first state
-  /// of the next episode — and the recursion chains the next episode's advantage into this one.
+  /// The paper's code (docs/minigrid-tmaze.md, "PPO recipe"): only termination sets the discount to
+  /// 0. After a truncation the discount stays 1, so δ_t bootstraps from the value of the next stored
+  /// state — the first state of the next episode — and the recursion chains the next episode's
+  /// advantage into this one.
   official,
   /// Gymnasium's meaning of truncation: δ_t = r_t + γ V(final observation) − V(φ_t) and the
   /// recursion is cut (A_t = δ_t), as if the episode went on beyond the cut with value V.

@@ -1,11 +1,12 @@
 #pragma once
-// Proximal policy optimisation for discrete actions, as the paper's official code runs it (spec
-// §5): an actor-critic acting for N environments in lockstep (a BatchPolicy for Rollout), a buffer
-// of n_steps x N samples, GAE, and per update `epochs` passes over fresh random permutations in
-// `minibatches` minibatches, each one step of Adam on the clipped surrogate + 0.5 MSE value loss −
-// 0.01 entropy after one global gradient-norm clip over both networks, with a learning rate that
-// decays linearly to 0. Dense (Eigen) and sparse (MultiHot) features; float or double. Opt-in:
-// a running normalisation of the (dense) features it acts on. See docs/control.md ("PPO").
+// Proximal policy optimisation for discrete actions, as the paper's official code runs it
+// (docs/minigrid-tmaze.md, "PPO recipe"): an actor-critic acting for N environments in lockstep (a
+// BatchPolicy for Rollout), a buffer of n_steps x N samples, GAE, and per update `epochs` passes
+// over fresh random permutations in `minibatches` minibatches, each one step of Adam on the clipped
+// surrogate + 0.5 MSE value loss − 0.01 entropy after one global gradient-norm clip over both
+// networks, with a learning rate that decays linearly to 0. Dense (Eigen) and sparse (MultiHot)
+// features; float or double. Opt-in: a running normalisation of the (dense) features it acts on.
+// See docs/control.md ("PPO").
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -34,7 +35,8 @@
 
 namespace memtrace {
 
-/// Every constant of PPO, with the official defaults (spec §5.1: the README run of the paper's code).
+/// Every constant of PPO, with the official defaults (the README run of the paper's code:
+/// docs/minigrid-tmaze.md, "PPO recipe").
 struct PpoOptions {
   std::size_t n_envs = 16;    ///< environments acting in lockstep (the rollout's size)
   std::size_t n_steps = 128;  ///< rollout steps per update: an update learns from n_envs·n_steps samples
@@ -397,8 +399,9 @@ class Ppo {
     advantages_ready_ = true;
   }
 
-  /// The PPO loss of spec §5.4 on the given samples (indices into the rollout, s = t·n_envs + i),
-  /// at the current parameters, after compute_advantages: one forward pass of both networks,
+  /// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on the given samples (indices into the
+  /// rollout, s = t·n_envs + i), at the current parameters, after compute_advantages: one forward
+  /// pass of both networks,
   ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over these samples,
   ///   population std),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
   ///   − ent_coef·mean H(π).

@@ -1,6 +1,6 @@
 #pragma once
 // A step-size sweep in one object: K linear TD(0) learners that see the same feature vectors and
-// differ only in their step sizes (Appendix D searches 13 step sizes per window length). The K
+// differ only in their step sizes (Appendix C searches 13 step sizes per window length). The K
 // weights of one feature are stored next to each other, so a one-hot step reads and writes one
 // row of K doubles (104 bytes for K = 13) instead of one weight in each of K separate tables. See
 // docs/learners.md.

@@ -13,7 +13,7 @@
 
 namespace memtrace {
 
-/// Linear TD(0) on a memory trace, z_t = a_t z_{t-1} + b_t e_{y_t} (eq:recursive; a_t = λ, b_t = 1 - λ
+/// Linear TD(0) on a memory trace, z_t = a_t z_{t-1} + b_t e_{y_t} (eq. (1); a_t = λ, b_t = 1 - λ
 /// except for TraceInit::normalized), in O(1) per step.
 ///
 /// The trace is kept as z = s u and the weights as w = c + β u, with the scalars w·z and z·z kept
@@ -83,7 +83,7 @@ class TraceTd {
     const double u_y = u_[i];
     const double z_y = scale_ * u_y;
     const double w_y = c_[i] + beta_ * u_y;
-    // w·z' = a w·z + b w_y and z·z' = a |z|^2 + b z_y (eq:recursive), with w before the update.
+    // w·z' = a w·z + b w_y and z·z' = a |z|^2 + b z_y (eq. (1)), with w before the update.
     const double value_next = a * value_ + b * w_y;
     const double delta = reward + discount * value_next - value_;
     const double alpha_delta = step_size_ * delta;

@@ -1,8 +1,8 @@
 #pragma once
-// MemoryTrace: the exponential moving average of observations (paper eq:recursive),
+// MemoryTrace: the exponential moving average of observations (the paper's eq. (1)),
 //   z_t = λ z_{t-1} + (1 - λ) y_t,
 // of index observations (the one-hot y_t = e_{y_t}), dense Eigen vectors or sparse MultiHot vectors,
-// with λ fixed at compile time (a std::ratio, so λ ∈ ℚ as thm:injectivity asks) or chosen at run
+// with λ fixed at compile time (a std::ratio, so λ ∈ ℚ as Theorem 4.1 asks) or chosen at run
 // time (memtrace::dynamic_lambda). One implementation serves both. See docs/memory.md.
 
 #include <Eigen/Core>
@@ -19,7 +19,7 @@ namespace memtrace {
 
 /// How a trace starts a history (what reset(y0) makes of the time before y_0).
 enum class TraceInit {
-  /// z_{-1} = 0: the finite-history trace of eq:trace, z_0 = (1 - λ) e_{y_0}; entries sum to 1 - λ^{t+1}.
+  /// z_{-1} = 0: the finite-history trace of eq. (2), z_0 = (1 - λ) e_{y_0}; entries sum to 1 - λ^{t+1}.
   zero,
   /// z_{-1} = e_{y_0}: as if y_0 had been observed forever, z_0 = e_{y_0} (the paper's analysis code).
   first_observation,
@@ -107,7 +107,7 @@ struct TraceNames {
 // lookup for every object of the derived class, and detail's helpers should not.
 namespace detail::crtp {
 
-/// The one implementation of the trace update (eq:recursive) and of the Memory interface, shared
+/// The one implementation of the trace update (eq. (1)) and of the Memory interface, shared
 /// by MemoryTrace (one trace) and TraceBank (one block of features() per λ). Derived supplies
 /// for_each_trace(f), calling f(block, step, λ) for each trace (a block of z_, its TraceStep and
 /// its λ), observation_dim(), and the names its messages use (names).
@@ -149,7 +149,7 @@ class TraceMemory {
     start(Derived::names.reset, y0);
   }
 
-  /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq:recursive), in every trace. On a
+  /// Absorbs the next observation: z <- λ z + (1 - λ) e_y (eq. (1)), in every trace. On a
   /// memory that has seen nothing yet (after construction or clear()) this is reset(y).
   void update(Observation y) {
     if (!started_) return reset(y);
@@ -221,7 +221,7 @@ class TraceMemory {
 
 }  // namespace detail::crtp
 
-/// The memory trace of paper eq:recursive, z_t = λ z_{t-1} + (1 - λ) y_t, of observations y_t in R^d.
+/// The memory trace of the paper's eq. (1), z_t = λ z_{t-1} + (1 - λ) y_t, of observations y_t in R^d.
 /// Three kinds of observation, freely mixed:
 ///  - an index y in [0, d): the one-hot vector e_y (d = |Y|), never built: the fast path;
 ///  - a dense Eigen column vector (any expression) with d entries of type Scalar, all finite;

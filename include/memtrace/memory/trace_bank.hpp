@@ -52,7 +52,7 @@ class TraceBank
     this->z_ = features_type::Zero(static_cast<Eigen::Index>(dim));
   }
 
-  // reset and update (index, dense and MultiHot observations, once per λ: eq:recursive), clear,
+  // reset and update (index, dense and MultiHot observations, once per λ: eq. (1)), clear,
   // features and dim: detail::crtp::TraceMemory, the implementation MemoryTrace uses.
 
   [[nodiscard]] std::size_t num_observations() const noexcept { return num_observations_; }
