@@ -1,6 +1,6 @@
 # The include graph points one way (docs/design.md, "The loops have a layer of their own"): the
-# vocabulary (top-level headers but the umbrellas), memory/, env/ and learn/ include nothing of
-# loop/ or experiment/, and loop/ nothing of experiment/. Run as: cmake -DINCLUDE_DIR=... -P layers.cmake
+# vocabulary (top-level headers but the umbrellas), memory/, env/, learn/ and analysis/ include
+# nothing of loop/ or experiment/ nor an umbrella, and loop/ nothing of experiment/. Run as: cmake -DINCLUDE_DIR=... -P layers.cmake
 if(NOT INCLUDE_DIR)
   message(FATAL_ERROR "layers.cmake: set INCLUDE_DIR to the folder that holds memtrace/")
 endif()
@@ -9,10 +9,10 @@ set(_violations "")
 file(GLOB_RECURSE _headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/memtrace/*.hpp)
 set(_checked 0)
 foreach(_header IN LISTS _headers)
-  if(_header MATCHES "^memtrace/(memory|env|learn)/" OR _header MATCHES "^memtrace/[a-z_]+\\.hpp$")
-    set(_forbidden "loop|experiment")
+  if(_header MATCHES "^memtrace/(memory|env|learn|analysis)/" OR _header MATCHES "^memtrace/[a-z_]+\\.hpp$")
+    set(_forbidden "(loop|experiment)/|(core|experiment|analysis|memtrace)\\.hpp")
   elseif(_header MATCHES "^memtrace/loop/")
-    set(_forbidden "experiment")
+    set(_forbidden "experiment/|(core|experiment|analysis|memtrace)\\.hpp")
   else()
     continue()
   endif()
@@ -20,7 +20,7 @@ foreach(_header IN LISTS _headers)
     continue()  # the umbrellas include their layers
   endif()
   math(EXPR _checked "${_checked} + 1")
-  file(STRINGS ${INCLUDE_DIR}/${_header} _includes REGEX "^#include \"memtrace/(${_forbidden})/")
+  file(STRINGS ${INCLUDE_DIR}/${_header} _includes REGEX "^#include [<\"]memtrace/(${_forbidden})")
   foreach(_line IN LISTS _includes)
     string(APPEND _violations "\n  ${_header}: ${_line}")
   endforeach()

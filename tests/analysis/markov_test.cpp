@@ -18,7 +18,8 @@ using namespace memtrace;
 
 namespace {
 
-/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay (as in learn/td_test).
+/// Left-to-right chain 0 -> 1 -> 2 -> terminal 3 with chances to stay (the chain of
+/// test::episodic_chain, with other emissions).
 FiniteHmm episodic_chain() {
   Eigen::MatrixXd p(4, 4), r(4, 4);
   p << 0.3, 0.7, 0, 0, 0, 0.2, 0.8, 0, 0, 0, 0.5, 0.5, 1, 0, 0, 0;

@@ -1,4 +1,4 @@
-// Tests of learn/actor_critic.hpp, learn/gae.hpp and learn/ppo.hpp: the whole PPO loss gradient
+// Tests of learn/actor_critic.hpp, learn/gae.hpp, learn/ppo.hpp and loop/ppo.hpp: the whole PPO loss gradient
 // against central finite differences, GAE against hand-computed sequences, the learning-rate
 // schedule, the global-norm clip across both networks, categorical sampling, the entropy-only
 // update, learning a small task, determinism, sparse = dense, no allocation after the first
@@ -26,7 +26,9 @@
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gae.hpp>
 #include <memtrace/learn/ppo.hpp>
-#include <memtrace/loop/ppo.hpp>
+// loop/ppo.hpp (train, evaluate) through the deprecated header of 0.2, the include path that code
+// using Ppo::train had: it stays tested until 0.4 removes it.
+#include <memtrace/experiment/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -534,7 +536,19 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   o.total_updates = 0;
   Ppo<Eigen::VectorXd, double> set(5, 3, o, 1);
   CHECK_THROWS_WITH(set.set_total_updates(0), "Ppo::set_total_updates: total_updates must be at least 1, got 0");
+  CHECK_THROWS_WITH(set.set_total_updates(std::numeric_limits<std::size_t>::max()),
+                    Catch::Contains("Ppo::set_total_updates: total_updates·epochs·minibatches overflows"));
   CHECK(set.total_updates() == 0);
+  // train refuses a budget whose schedule would overflow before it takes a step, naming itself:
+  // (2^64 − 1) / 16 updates of 32 Adam steps each do not fit in 64 bits.
+  PpoOptions many = o;
+  many.epochs = 16;
+  Ppo<Eigen::VectorXd, double> overflowing(5, 3, many, 1);
+  auto rollout5 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
+  CHECK_THROWS_WITH(train(overflowing, rollout5, std::numeric_limits<std::size_t>::max()),
+                    Catch::Contains("train: the schedule's Adam steps overflow"));
+  CHECK(rollout5.steps_taken() == 0);
+  CHECK(overflowing.total_updates() == 0);
   set.set_total_updates(10);
   auto rollout4 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
   train(set, rollout4, 16, [&](const PpoStats& stats4) {

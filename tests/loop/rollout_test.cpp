@@ -138,6 +138,7 @@ TEST_CASE("Rollout resets an environment and its memory exactly at its episode e
   std::vector<Nav> envs{Nav(k, limit), Nav(k, 5)};
   std::vector<Window<>> memories{Window<>(2, tmaze::num_observations), Window<>(2, tmaze::num_observations)};
   Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(1, 0), make_stream(1, 1)});
+  CHECK_THROWS_WITH(rollout.features(), "Rollout::features: no episode started yet (call reset or step first)");
   ConstantPolicy right{tmaze::right};
   for (std::size_t t = 0; t < 3 * limit * 5; ++t) {
     rollout.step(right, [&](const RolloutBatch<OneHot>& batch) {
@@ -158,6 +159,9 @@ TEST_CASE("Rollout resets an environment and its memory exactly at its episode e
         CHECK(rollout.env(i).state() / 4 == 0);
         const std::size_t y0 = rollout.env(i).state() % 2;  // position 0 shows the cue: state 2 sign + cue
         CHECK(rollout.features(i).index == y0 + y0 * tmaze::num_observations);
+        // The span of all N is the same features, after the reset as well.
+        REQUIRE(rollout.features().size() == 2);
+        CHECK(rollout.features()[i] == rollout.features(i));
       } else {
         CHECK(rollout.env(i).state() / 4 == std::min((t + 1) % cut, k - 1));
       }

@@ -51,7 +51,7 @@ struct PpoOptions {
   double max_grad_norm = 0.5;                            ///< the global gradient-norm clip over both networks, > 0
   double learning_rate = 3e-4;                           ///< Adam's initial learning rate, >= 0
   bool anneal_lr = true;                                 ///< decay the learning rate linearly to 0 over total_updates
-  std::size_t total_updates = 0;                     ///< the schedule's horizon in updates; 0: set by the first train()
+  std::size_t total_updates = 0;  ///< the schedule's horizon in updates; 0: set_total_updates or the first train()
   std::vector<std::size_t> hidden_sizes = {64, 64};  ///< hidden layers of the actor and of the critic
   AdamOptions adam = {};                             ///< β1 0.9, β2 0.999, ε 1e-8 (outside the sqrt)
   /// Normalise every feature with running statistics of all the features the agent acted on (a
@@ -427,11 +427,12 @@ class Ppo {
   /// clip_by_global_norm(max_grad_norm) over the actor's and the critic's gradients together, and
   /// one Adam step of both networks with the learning rate of the schedule. Empties the buffer.
   /// Throws std::logic_error unless n_steps steps are recorded, or when the learning rate anneals
-  /// and options.total_updates is 0 and no train() set it.
+  /// and no horizon is set (options.total_updates, set_total_updates or the first train()).
   const PpoStats& update(std::span<const Phi> bootstrap_features) {
     if (options_.anneal_lr && horizon_ == 0)
       throw std::logic_error(
-          "Ppo::update: the annealed learning rate needs a horizon: set options.total_updates or use train()");
+          "Ppo::update: the annealed learning rate needs a horizon: set options.total_updates, call "
+          "set_total_updates or use train()");
     compute_advantages(bootstrap_features);
     const std::size_t count = options_.epochs * options_.minibatches;
     PpoStats stats;
@@ -478,7 +479,12 @@ class Ppo {
   template <class R, class... OnUpdate>
   [[deprecated("Ppo::train: use memtrace::train(agent, rollout, total_env_steps) of memtrace/loop/ppo.hpp")]] void
   train(R& rollout, std::size_t total_env_steps, OnUpdate&&... on_update) {
-    ppo_loop(detail::PpoLoopTag{}, *this, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
+    if constexpr (requires { ppo_loop(detail::PpoLoopTag{}, *this, rollout, total_env_steps, on_update...); })
+      ppo_loop(detail::PpoLoopTag{}, *this, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
+    else
+      static_assert(sizeof(R) == 0,
+                    "Ppo::train: the loop moved to memtrace/loop/ppo.hpp: include it (or "
+                    "memtrace/core.hpp) and call memtrace::train(agent, rollout, total_env_steps)");
   }
 
   // ---- acting outside training ----
@@ -494,7 +500,12 @@ class Ppo {
   [[deprecated(
       "Ppo::evaluate: use memtrace::evaluate(agent, env, ...) of memtrace/loop/ppo.hpp")]] std::vector<EpisodeEnd>
   evaluate(const Env& env, const M& memory, G& gen, std::size_t episodes, MaxSteps... max_steps) {
-    return ppo_loop(detail::PpoLoopTag{}, *this, env, memory, gen, episodes, max_steps...);
+    if constexpr (requires { ppo_loop(detail::PpoLoopTag{}, *this, env, memory, gen, episodes, max_steps...); })
+      return ppo_loop(detail::PpoLoopTag{}, *this, env, memory, gen, episodes, max_steps...);
+    else
+      static_assert(sizeof(Env) == 0,
+                    "Ppo::evaluate: the loop moved to memtrace/loop/ppo.hpp: include it (or "
+                    "memtrace/core.hpp) and call memtrace::evaluate(agent, env, memory, gen, episodes)");
   }
 
   // ---- inspection ----

@@ -27,10 +27,10 @@ namespace memtrace {
 /// run): each update runs n_steps rollout steps with the agent as the policy and record as the
 /// sink, then agent.update() from the features the environments continue from, then calls
 /// on_update(const PpoStats&); if on_update returns bool, false stops training. With annealing
-/// and no horizon yet (options.total_updates = 0), the first train sets it to its number of
+/// and no horizon yet (agent.total_updates() == 0), the first train sets it to its number of
 /// updates. Throws std::invalid_argument (before any step) for a rollout whose size is not n_envs,
-/// a memory whose dim() is not input_dim(), or total_env_steps < n_envs·n_steps; std::logic_error
-/// if steps are already recorded.
+/// a memory whose dim() is not input_dim(), total_env_steps < n_envs·n_steps, or a horizon whose
+/// Adam steps would overflow; std::logic_error if steps are already recorded.
 template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
 requires std::same_as<features_t<M>, Phi>
 void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
@@ -49,7 +49,12 @@ void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t tot
     throw std::logic_error(detail::message("train: the agent's buffer already holds ", agent.recorded_steps(),
                                            " recorded steps (finish them with update first)"));
   const std::size_t n_updates = total_env_steps / samples;
-  if (options.anneal_lr && agent.total_updates() == 0) agent.set_total_updates(n_updates);
+  if (options.anneal_lr && agent.total_updates() == 0) {
+    if (detail::checked_mul(n_updates, options.epochs * options.minibatches) == 0)
+      detail::invalid("train: the schedule's Adam steps overflow: total_env_steps / (n_envs·n_steps) = ", n_updates,
+                      " updates of epochs·minibatches = ", options.epochs * options.minibatches, " steps each");
+    agent.set_total_updates(n_updates);
+  }
   const auto sink = [&agent](const RolloutBatch<Phi>& batch) { agent.record(batch); };
   for (std::size_t u = 0; u < n_updates; ++u) {
     rollout.run(agent, options.n_steps, sink);

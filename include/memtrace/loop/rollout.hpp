@@ -158,7 +158,8 @@ class Rollout {
     return features_[i];
   }
   /// The features every environment's policy acts on next, entry i for environment i (after the
-  /// first step or reset()): what a learner bootstraps from at the end of a rollout.
+  /// first step or reset()): what a learner bootstraps from at the end of a rollout. The span is
+  /// valid until the next step or reset.
   [[nodiscard]] std::span<const features_type> features() const {
     if (!started_) throw std::logic_error("Rollout::features: no episode started yet (call reset or step first)");
     return features_;
