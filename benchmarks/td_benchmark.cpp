@@ -68,7 +68,8 @@ void BM_TraceTd_Lockstep(benchmark::State& state) {
   std::array<NoisyRandomWalk, K> envs{};
   auto learners = []<std::size_t... I>(std::index_sequence<I...>) {
     return std::array<Learner, K>{((void)I, Learner(11, 0.02))...};
-  }(std::make_index_sequence<K>{});
+  }
+  (std::make_index_sequence<K>{});
   std::array<Xoshiro256StarStar, K> gens;
   for (std::size_t k = 0; k < K; ++k) gens[k] = make_stream(1, k);
   for (auto _ : state) {

@@ -121,13 +121,13 @@ concept ExposedState = Environment<E, G> && requires(const E& cenv) {
 /// (r̄(x) = E[r_{t+1} | x_t = x]) are Eigen matrices and vectors, dense or sparse, and agree with
 /// what the simulator samples. FiniteHmm, NoisyRandomWalk, TwoStateHmm and TMazeAlwaysUp qualify.
 template <class E, class G = DefaultGenerator>
-concept FiniteModel =
-    RewardProcess<E, G> && FiniteObservations<E, G> && ExposedState<E, G> && requires(const E& cenv, Eigen::Index i) {
-      { cenv.model().transition().coeff(i, i) } -> std::convertible_to<double>;
-      { cenv.model().emission().coeff(i, i) } -> std::convertible_to<double>;
-      { cenv.model().initial().coeff(i) } -> std::convertible_to<double>;
-      { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
-    };
+concept FiniteModel = RewardProcess<E, G> && FiniteObservations<E, G> && ExposedState<E, G> &&
+    requires(const E& cenv, Eigen::Index i) {
+  { cenv.model().transition().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().emission().coeff(i, i) } -> std::convertible_to<double>;
+  { cenv.model().initial().coeff(i) } -> std::convertible_to<double>;
+  { cenv.model().expected_rewards().coeff(i) } -> std::convertible_to<double>;
+};
 
 /// The feature vector type of a memory.
 template <class M>
@@ -137,8 +137,8 @@ namespace detail {
 /// Features the loops can keep a copy of (φ_t while the memory moves on to φ_{t+1}): copyable, and
 /// for Eigen types a plain vector, not a view (Block, Map) or an expression that would alias.
 template <class F>
-concept StorableFeatures =
-    std::copyable<F> && (!requires { typename F::PlainObject; } || std::same_as<F, typename F::PlainObject>);
+concept StorableFeatures = std::copyable<F> &&
+    (!requires { typename F::PlainObject; } || std::same_as<F, typename F::PlainObject>);
 }  // namespace detail
 
 /// A memory of observations of type Y turns their stream into a feature vector (docs/concepts.md,
@@ -152,7 +152,8 @@ concept Memory = requires(M& m, const M& cm, const Y& y) {
   m.update(y);
   { cm.features() } -> FeatureVector;
   { cm.dim() } -> std::convertible_to<std::size_t>;
-} && detail::StorableFeatures<features_t<M>>;
+}
+&&detail::StorableFeatures<features_t<M>>;
 
 /// A memory of actions as well as observations: update(u, y) absorbs the action u taken after the
 /// previous observation together with the observation y that followed it.
@@ -162,7 +163,8 @@ concept ObservationActionMemory = requires(M& m, const M& cm, const Y& y, Action
   m.update(u, y);
   { cm.features() } -> FeatureVector;
   { cm.dim() } -> std::convertible_to<std::size_t>;
-} && detail::StorableFeatures<features_t<M>>;
+}
+&&detail::StorableFeatures<features_t<M>>;
 
 namespace detail {
 /// A learner with a weight vector (weights_type, a column vector) takes features of its scalar only.
@@ -170,7 +172,8 @@ template <class L, class Phi>
 concept FitsLearnerWeights = !requires {
   typename L::weights_type;
   requires L::weights_type::ColsAtCompileTime == 1;
-} || FeatureVector<Phi, typename L::weights_type>;
+}
+|| FeatureVector<Phi, typename L::weights_type>;
 }  // namespace detail
 
 /// What the TD loops need of a learner (learners are small objects the caller steps:
@@ -179,18 +182,20 @@ concept FitsLearnerWeights = !requires {
 /// several learners (LinearTdBank holds K); ValueLearner refines it with one value and one weight
 /// vector.
 template <class L, class Phi>
-concept FeatureLearner =
-    FeatureVector<Phi> && detail::FitsLearnerWeights<L, Phi> && requires(L& learner, const Phi& phi, double r) {
-      learner.update(phi, r, r, phi);
-      learner.end_episode();
-    };
+concept FeatureLearner = FeatureVector<Phi> && detail::FitsLearnerWeights<L, Phi> &&
+    requires(L& learner, const Phi& phi, double r) {
+  learner.update(phi, r, r, phi);
+  learner.end_episode();
+};
 
 /// Opt-in for memory types whose features() always fit their dim() (an index below dim(), a dense
 /// vector of length dim()): `static constexpr bool features_fit_dim = true;`. The TD loops then
 /// compare the learner's dim() with the memory's once per run and skip the learner's per-step
 /// range check; for other memories the learner checks every feature (one branch a step).
 template <class M>
-concept FeaturesFitDim = requires { requires M::features_fit_dim; };
+concept FeaturesFitDim = requires {
+  requires M::features_fit_dim;
+};
 
 /// A linear value learner stepped by the caller (docs/concepts.md, "Learners"): update(φ, r,
 /// discount, φ') learns from one transition (discount 0 after a terminal step) and returns the TD
@@ -227,8 +232,9 @@ concept Policy = std::uniform_random_bit_generator<G> && requires(P& policy, con
 /// randomness of entry i from gens[i] only, so that each environment's trajectory does not
 /// depend on N. The rollout prefers it over Policy's one-at-a-time act.
 template <class P, class Phi, class G = DefaultGenerator>
-concept BatchPolicy =
-    std::uniform_random_bit_generator<G> && requires(P& policy, std::span<const Phi> phis, std::span<G> gens,
-                                                     std::span<Action> actions) { policy.act(phis, gens, actions); };
+concept BatchPolicy = std::uniform_random_bit_generator<G> &&
+    requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
+  policy.act(phis, gens, actions);
+};
 
 }  // namespace memtrace

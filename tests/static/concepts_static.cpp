@@ -366,7 +366,9 @@ static_assert(make_stream(42, 0) != make_stream(42, 1));
 // of LinearTd, LinearTdLambda, MemoryTrace and TraceBank live in detail::crtp, which holds nothing
 // else, so an unqualified call with one of them as argument does not find detail's helpers.
 template <class T>
-concept FindsDetailByAdl = requires(const T& t) { invalid(t); };
+concept FindsDetailByAdl = requires(const T& t) {
+  invalid(t);
+};
 static_assert(FindsDetailByAdl<detail::TraceNames>);  // the probe finds detail::invalid through a detail type
 static_assert(!FindsDetailByAdl<LinearTd<>>);
 static_assert(!FindsDetailByAdl<LinearTdLambda<float>>);

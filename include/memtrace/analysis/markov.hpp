@@ -237,8 +237,7 @@ class StationaryProcess {
   /// Throws std::invalid_argument unless 0 <= discount < 1 and the chain has a unique stationary
   /// distribution.
   template <class E>
-  requires FiniteModel<E>
-  StationaryProcess(const E& env, double discount) : discount_(discount) {
+  requires FiniteModel<E> StationaryProcess(const E& env, double discount) : discount_(discount) {
     constexpr const char* who = "StationaryProcess";
     detail::check_discount(who, discount);
     const auto& model = env.model();

@@ -52,8 +52,8 @@ template <class... Values>
 /// The value of a field written by csv_field (or any number std::from_chars reads); throws
 /// std::invalid_argument naming the field unless all of it is a number of type T.
 template <class T>
-requires(std::floating_point<T> || (std::integral<T> && !std::same_as<T, bool>))
-[[nodiscard]] T parse_field(std::string_view field) {
+requires(std::floating_point<T> || (std::integral<T> && !std::same_as<T, bool>)) [[nodiscard]] T
+    parse_field(std::string_view field) {
   T value{};
   const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (error != std::errc() || end != field.data() + field.size() || field.empty())

@@ -198,9 +198,8 @@ void parallel_runs(std::size_t num_runs, Run&& run, const SweepOptions& options 
 /// A re-run on the same file after a crash computes only the runs that are missing.
 /// Returns the number of runs computed.
 template <class Key, class Run>
-requires std::invocable<Key&, std::size_t> && std::invocable<Run&, std::size_t>
-std::size_t checkpointed_runs(ResultsCsv& out, std::size_t num_runs, Key&& key, Run&& run,
-                              const SweepOptions& options = {}) {
+requires std::invocable<Key&, std::size_t> && std::invocable<Run&, std::size_t> std::size_t checkpointed_runs(
+    ResultsCsv& out, std::size_t num_runs, Key&& key, Run&& run, const SweepOptions& options = {}) {
   std::vector<std::size_t> todo;
   std::vector<std::vector<std::string>> todo_keys;
   std::unordered_map<std::string, std::size_t> seen;  // joined key -> run index

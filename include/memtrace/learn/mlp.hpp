@@ -37,7 +37,7 @@ inline constexpr bool is_multi_hot_column<MultiHot<C>> = true;
 /// (std::span<const MultiHot<C>>, std::vector<MultiHot<C>>, std::array, ...).
 template <class B>
 concept MultiHotBatch = std::ranges::random_access_range<const B> && std::ranges::sized_range<const B> &&
-                        is_multi_hot_column<std::remove_cv_t<std::ranges::range_value_t<const B>>>;
+    is_multi_hot_column<std::remove_cv_t<std::ranges::range_value_t<const B>>>;
 
 /// "{90, 64, 64, 3}" for messages.
 inline std::string list_sizes(std::span<const std::size_t> sizes) {

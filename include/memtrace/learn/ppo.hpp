@@ -109,10 +109,10 @@ template <class Phi>
 inline constexpr bool ppo_sparse = is_multi_hot<Phi>::value;
 
 template <class Phi, class Scalar>
-concept PpoFeatures = ppo_sparse<Phi> || (requires {
-                        typename Phi::Scalar;
-                        Phi::ColsAtCompileTime;
-                      } && DenseVector<Phi> && std::same_as<typename Phi::Scalar, Scalar>);
+concept PpoFeatures = ppo_sparse<Phi> ||(requires {
+  typename Phi::Scalar;
+  Phi::ColsAtCompileTime;
+} && DenseVector<Phi> && std::same_as<typename Phi::Scalar, Scalar>);
 
 /// Throws unless every feature vector fits a network of input dimension dim.
 template <class Phi>
@@ -164,9 +164,7 @@ class FeatureStore {
       columns_.col(static_cast<Eigen::Index>(j)) = other.columns_.col(static_cast<Eigen::Index>(k));
   }
   /// Normalises columns [first, first + count) in place (dense features).
-  void normalize(std::size_t first, std::size_t count, const FeatureNormalizer& normalizer)
-  requires(!sparse)
-  {
+  void normalize(std::size_t first, std::size_t count, const FeatureNormalizer& normalizer) requires(!sparse) {
     auto block = columns_.middleCols(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(count));
     normalizer.normalize(block, block);
   }

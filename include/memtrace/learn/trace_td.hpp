@@ -33,15 +33,15 @@ class TraceTd {
   using vector_type = typename trace_type::features_type;
 
   /// Run-time λ: TraceTd<> td(0.9, 11, 0.02).
-  TraceTd(double lambda, std::size_t num_observations, double step_size, TraceInit init = TraceInit::first_observation)
-  requires(std::is_same_v<Lambda, dynamic_lambda>)
+  TraceTd(double lambda, std::size_t num_observations, double step_size,
+          TraceInit init = TraceInit::first_observation) requires(std::is_same_v<Lambda, dynamic_lambda>)
       : lambda_(lambda, "TraceTd"), step_(init), step_size_(checked_step_size(step_size)) {
     init_vectors(num_observations);
   }
 
   /// Compile-time λ: TraceTd<std::ratio<9, 10>, 11> td(11, 0.02).
-  TraceTd(std::size_t num_observations, double step_size, TraceInit init = TraceInit::first_observation)
-  requires(!std::is_same_v<Lambda, dynamic_lambda>)
+  TraceTd(std::size_t num_observations, double step_size,
+          TraceInit init = TraceInit::first_observation) requires(!std::is_same_v<Lambda, dynamic_lambda>)
       : step_(init), step_size_(checked_step_size(step_size)) {
     init_vectors(num_observations);
   }

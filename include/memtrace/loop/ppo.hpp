@@ -82,9 +82,9 @@ void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t tot
 /// its episodes is evaluated in bounded time. Throws std::invalid_argument for max_steps = 0 or a
 /// memory whose dim() is not input_dim().
 template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
-requires std::same_as<features_t<M>, Phi>
-std::vector<EpisodeEnd> evaluate(Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
-                                 std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
+requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
+    Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
+    std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
   if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
     detail::invalid("evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", agent.input_dim());
   if (max_steps == 0) detail::invalid("evaluate: max_steps must be at least 1, got 0");

@@ -74,7 +74,7 @@ struct LearnerSpan {
   }
   template <class Y>
   void learn(const Y& y, double reward, double discount) {
-    if constexpr (requires(L& l) { l.learn(y, reward, discount, reward_finite); }) {
+    if constexpr (requires(L & l) { l.learn(y, reward, discount, reward_finite); }) {
       if (!std::isfinite(reward)) [[unlikely]]
         invalid(who, ": the environment returned a non-finite reward ", reward, "; no learner was changed");
       for (L& learner : learners) learner.learn(y, reward, discount, reward_finite);

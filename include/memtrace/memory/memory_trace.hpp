@@ -143,9 +143,7 @@ class TraceMemory {
   }
   template <class D>
   requires DenseObservationFor<D, Scalar, NumObservations>
-  void reset(const Eigen::MatrixBase<D>& y0) {
-    start(Derived::names.reset, y0);
-  }
+  void reset(const Eigen::MatrixBase<D>& y0) { start(Derived::names.reset, y0); }
   template <int C>
   void reset(const MultiHot<C>& y0) {
     start(Derived::names.reset, y0);
@@ -253,35 +251,29 @@ class MemoryTrace : public detail::crtp::TraceMemory<MemoryTrace<Lambda, NumObse
   using typename base::features_type;
 
   /// Run-time λ: MemoryTrace<> trace(0.9, 11).
-  MemoryTrace(double lambda, std::size_t num_observations, TraceInit init = TraceInit::first_observation)
-  requires lambda_value::is_dynamic
-      : lambda_(lambda), step_(init) {
+  MemoryTrace(double lambda, std::size_t num_observations,
+              TraceInit init = TraceInit::first_observation) requires lambda_value::is_dynamic : lambda_(lambda),
+                                                                                                 step_(init) {
     this->z_ = make_zero(num_observations);
   }
 
   /// Run-time λ, compile-time d: MemoryTrace<dynamic_lambda, 11> trace(0.9).
-  explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation)
-  requires(lambda_value::is_dynamic && NumObservations != dynamic)
+  explicit MemoryTrace(double lambda, TraceInit init = TraceInit::first_observation) requires(
+      lambda_value::is_dynamic&& NumObservations != dynamic)
       : lambda_(lambda), step_(init) {
     this->z_.setZero();
   }
 
   /// Compile-time λ: MemoryTrace<std::ratio<9, 10>> trace(11).
-  explicit MemoryTrace(std::size_t num_observations, TraceInit init = TraceInit::first_observation)
-  requires(!lambda_value::is_dynamic)
+  explicit MemoryTrace(std::size_t num_observations,
+                       TraceInit init = TraceInit::first_observation) requires(!lambda_value::is_dynamic)
       : step_(init) {
     this->z_ = make_zero(num_observations);
   }
 
   /// Compile-time λ and d: MemoryTrace<std::ratio<9, 10>, 11> trace.
-  MemoryTrace()
-  requires fully_static
-      : MemoryTrace(TraceInit::first_observation) {}
-  explicit MemoryTrace(TraceInit init)
-  requires fully_static
-      : step_(init) {
-    this->z_.setZero();
-  }
+  MemoryTrace() requires fully_static : MemoryTrace(TraceInit::first_observation) {}
+  explicit MemoryTrace(TraceInit init) requires fully_static : step_(init) { this->z_.setZero(); }
 
   // reset, update (index, dense and MultiHot observations), clear, features and dim: detail::crtp::TraceMemory.
 

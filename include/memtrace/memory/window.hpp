@@ -103,11 +103,8 @@ class Window {
   }
 
   /// Compile-time length and |Y|: Window<3, 11> window.
-  Window()
-  requires fully_static
-      : Window(WindowPadding::repeat_first) {}
-  explicit Window(WindowPadding padding, std::size_t max_table_size = default_max_table_size)
-  requires fully_static
+  Window() requires fully_static : Window(WindowPadding::repeat_first) {}
+  explicit Window(WindowPadding padding, std::size_t max_table_size = default_max_table_size) requires fully_static
       : Window(Length, NumObservations, padding, max_table_size) {}
 
   /// Number of table entries for windows of `m` observations out of `num_observations`;
@@ -251,12 +248,8 @@ class ConcatWindow {
   }
 
   /// Compile-time length and |Y|: ConcatWindow<3, 11> window.
-  ConcatWindow()
-  requires fully_static
-      : ConcatWindow(WindowPadding::repeat_first) {}
-  explicit ConcatWindow(WindowPadding padding)
-  requires fully_static
-      : ConcatWindow(Length, NumObservations, padding) {}
+  ConcatWindow() requires fully_static : ConcatWindow(WindowPadding::repeat_first) {}
+  explicit ConcatWindow(WindowPadding padding) requires fully_static : ConcatWindow(Length, NumObservations, padding) {}
 
   void reset(Observation y0) {
     check(y0);
@@ -380,8 +373,8 @@ class FrameStack {
   static constexpr bool dense_frame_not_of = !sparse && detail::DenseObservationNotOf<D, scalar>;
   // A MultiHot whose capacity exceeds a frame's is refused at compile time (a run-time one is checked).
   template <int C>
-  static constexpr bool multi_hot_frame =
-      sparse && (C == dynamic || traits::capacity == dynamic || C <= traits::capacity);
+  static constexpr bool multi_hot_frame = sparse &&
+                                          (C == dynamic || traits::capacity == dynamic || C <= traits::capacity);
 
  public:
   /// Its features always fit dim(): the TD loops skip the learner's per-step range check.
@@ -414,21 +407,16 @@ class FrameStack {
   }
 
   /// A compile-time frame size: FrameStack<Eigen::Matrix<float, 45, 1>> stack(65, WindowPadding::zero).
-  FrameStack(std::size_t m, WindowPadding padding)
-  requires(fixed_dim != dynamic)
+  FrameStack(std::size_t m, WindowPadding padding) requires(fixed_dim != dynamic)
       : FrameStack(m, static_cast<std::size_t>(fixed_dim), padding) {}
 
   /// Starts a history whose first observation is y0 (padded as padding() says).
   template <class D>
   requires dense_frame_of<D>
-  void reset(const Eigen::MatrixBase<D>& y0) {
-    start("FrameStack::reset", y0);
-  }
+  void reset(const Eigen::MatrixBase<D>& y0) { start("FrameStack::reset", y0); }
   template <int C>
   requires multi_hot_frame<C>
-  void reset(const MultiHot<C>& y0) {
-    start("FrameStack::reset", y0);
-  }
+  void reset(const MultiHot<C>& y0) { start("FrameStack::reset", y0); }
 
   /// Absorbs the next observation: every frame moves one block back, the oldest drops out. On a
   /// stack that has seen nothing yet (after construction or clear()) this is reset(y).

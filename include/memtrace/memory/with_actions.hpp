@@ -109,7 +109,9 @@ concept TakesObservation = requires(M& m, const Y& y) {
 
 /// Whether memory M can forget everything (clear()).
 template <class M>
-concept Clearable = requires(M& m) { m.clear(); };
+concept Clearable = requires(M& m) {
+  m.clear();
+};
 
 /// The capacity of MultiHot<C> with one more active entry (the action's).
 template <int C>
@@ -170,16 +172,12 @@ class AppendAction {
   void update(Action, F) = delete;  // AppendAction: a real number is no index; pass a 1-vector
 
   /// Starts a history with [y0; 0]: no action led to y0.
-  void reset(Observation y0)
-  requires detail::TakesObservation<M, MultiHot<2>>
-  {
+  void reset(Observation y0) requires detail::TakesObservation<M, MultiHot<2>> {
     memory_.reset(index_observation("AppendAction::reset", none, y0));
   }
   template <class D>
   requires detail::DenseObservationOf<D, scalar_type> && detail::TakesObservation<M, dense_type>
-  void reset(const Eigen::MatrixBase<D>& y0) {
-    memory_.reset(dense_observation("AppendAction::reset", none, y0));
-  }
+  void reset(const Eigen::MatrixBase<D>& y0) { memory_.reset(dense_observation("AppendAction::reset", none, y0)); }
   template <int C>
   requires detail::TakesObservation<M, MultiHot<detail::with_action_capacity<C>>>
   void reset(const MultiHot<C>& y0) {
@@ -188,9 +186,7 @@ class AppendAction {
 
   /// Absorbs the action u in [0, |U|) taken after the previous observation and the observation y
   /// it led to: M absorbs [y; e_u].
-  void update(Action u, Observation y)
-  requires detail::TakesObservation<M, MultiHot<2>>
-  {
+  void update(Action u, Observation y) requires detail::TakesObservation<M, MultiHot<2>> {
     check_action(u);
     memory_.update(index_observation("AppendAction::update", u, y));
   }
@@ -208,11 +204,7 @@ class AppendAction {
   }
 
   /// Forgets everything (if M can): the next update(u, y) starts a history with [y; e_u].
-  void clear()
-  requires detail::Clearable<M>
-  {
-    memory_.clear();
-  }
+  void clear() requires detail::Clearable<M> { memory_.clear(); }
 
   [[nodiscard]] decltype(auto) features() const noexcept(noexcept(std::declval<const M&>().features())) {
     return memory_.features();
