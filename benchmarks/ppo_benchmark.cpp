@@ -20,7 +20,7 @@
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/features.hpp>
 #include <memtrace/learn/ppo.hpp>
-#include <memtrace/loop/ppo.hpp>
+#include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -45,11 +45,19 @@ struct Setup {
   using Phi = features_t<M>;
   Rollout<MinigridTMaze, M> rollout;
   Ppo<Phi> agent;
+  PpoBuffer<Phi, float> buffer;
+  PpoActing<Phi, float> acting;
 
   explicit Setup(const M& memory, bool normalize = false)
-      : rollout(make(memory)), agent(memory.dim(), 3, options(normalize), 1) {
-    train(agent, rollout, 2048);  // the first update grows every buffer
+      : rollout(make(memory)),
+        agent(memory.dim(), 3, options(normalize), 1),
+        buffer(agent.make_buffer()),
+        acting(agent.acting(buffer)) {
+    collect();  // the first update grows every workspace
+    learn();
   }
+  Setup(const Setup&) = delete;  // acting refers to agent and buffer
+  Setup& operator=(const Setup&) = delete;
   static PpoOptions options(bool normalize) {
     PpoOptions o;
     o.total_updates = 10000;  // the README run's schedule
@@ -63,16 +71,12 @@ struct Setup {
     for (std::size_t i = 0; i < 16; ++i) gens.push_back(make_stream(7, i));
     return Rollout<MinigridTMaze, M>(std::move(envs), std::move(memories), std::move(gens));
   }
+  /// n_steps = 128 steps of the 16 environments into the buffer, and the bootstrap features.
   void collect() {
-    rollout.run(agent, 128, [this](const RolloutBatch<Phi>& batch) { agent.record(batch); });
+    rollout.run(acting, 128, acting);
+    acting.bootstrap(rollout.features());
   }
-  void learn() {
-    std::vector<Phi>& boot = bootstrap;
-    boot.resize(16);
-    for (std::size_t i = 0; i < 16; ++i) boot[i] = rollout.features(i);
-    benchmark::DoNotOptimize(agent.update(boot).loss);
-  }
-  std::vector<Phi> bootstrap;
+  void learn() { benchmark::DoNotOptimize(agent.update(buffer).loss); }
 };
 
 /// CPU time of this thread, in seconds (the machine may be shared: wall time would count others' work).
@@ -85,7 +89,10 @@ double cpu_seconds() {
 template <class M>
 void iteration(benchmark::State& state, const M& memory, bool normalize = false) {
   Setup<M> s(memory, normalize);
-  for (auto _ : state) train(s.agent, s.rollout, 2048);
+  for (auto _ : state) {  // what train does per update
+    s.collect();
+    s.learn();
+  }
   state.SetItemsProcessed(state.iterations() * 2048);
 }
 

@@ -862,6 +862,11 @@ int main(int argc, char** argv) {
                                     std::to_string(o.sweep_steps.size()));
       return sweep(o, lambdas_given);
     }
+    for (const char* flag : {"--corridors", "--memories", "--discounts", "--seeds", "--sweep-steps", "--threads"})
+      if (app.count(flag) != 0)  // a single run would ignore it
+        throw std::invalid_argument(std::string(flag) +
+                                    " belongs to a sweep: give it with --figure, --quick, --long or --paper (one run "
+                                    "takes --corridor, --memory, --discount, --seed, --steps)");
     return single(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ppo_tmaze: %s\n", e.what());

@@ -1,8 +1,8 @@
 #pragma once
 // What the acting loop hands to its sink, and what learners read: one environment's step
-// (ActedStep) and one lockstep step of N environments (RolloutBatch). Plain data, so that learners
-// (learn/) read experience without depending on the loops that produce it (loop/). See
-// docs/control.md.
+// (ActedStep), one lockstep step of N environments (RolloutBatch) and an episode that ended
+// (EpisodeEnd). Plain data, so that learners (learn/) read experience without depending on the
+// loops that produce it (loop/). See docs/control.md.
 
 #include <cstddef>
 #include <span>
@@ -20,6 +20,18 @@ struct ActedStep {
   double episode_return = 0;       ///< undiscounted sum of the episode's rewards so far, this one included
   std::size_t episode_length = 0;  ///< steps of the episode so far, this one included
   friend bool operator==(const ActedStep&, const ActedStep&) = default;
+};
+
+/// An episode that ended: in a rollout (Ppo's buffer and statistics) or in an evaluation.
+struct EpisodeEnd {
+  std::size_t env = 0;        ///< the environment it ran in
+  std::size_t step = 0;       ///< its last transition's step: in the rollout (0 .. n_steps - 1)
+                              ///< when training; counted from evaluate()'s first step in evaluate()
+  double episode_return = 0;  ///< undiscounted sum of its rewards
+  std::size_t length = 0;     ///< its number of steps
+  bool terminated = false;    ///< it reached a terminal state
+  bool truncated = false;     ///< it was cut by a time limit
+  friend bool operator==(const EpisodeEnd&, const EpisodeEnd&) = default;
 };
 
 /// One lockstep step of N environments, as the rollout hands it to its sink. Entry i belongs to

@@ -7,6 +7,7 @@
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <span>
 #include <string_view>
@@ -74,11 +75,90 @@ void ppo_tmaze_64() {
   std::printf("evaluation: %zu episodes\n", episodes.size());
 }
 
+/// PPO from a loop of one's own (no Rollout): four T-mazes stepped by hand, three updates, and
+/// the loss of four samples of the last rollout's buffer.
+bool ppo_own_loop() {
+  const std::size_t n = 4;
+  PpoOptions options;
+  options.n_envs = n;
+  options.n_steps = 32;
+  options.minibatches = 4;
+  options.total_updates = 3;  // the learning rate's schedule
+  const TraceBank<dynamic, float> trace({0.0, 0.875}, 45, TraceInit::zero);
+  std::vector<MinigridTMaze> envs(n, MinigridTMaze(8));
+  std::vector<TraceBank<dynamic, float>> memories(n, trace);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < n; ++i) {
+    gens.push_back(make_stream(3, i));
+    memories[i].reset(envs[i].reset(gens[i]));
+  }
+
+  Ppo<Eigen::VectorXf> agent(trace.dim(), 3, options, 3);
+  PpoBuffer<Eigen::VectorXf, float> buffer = agent.make_buffer();
+  std::vector<Eigen::VectorXf> features(n);
+  std::vector<Action> actions(n);
+  std::vector<ActedStep> steps(n);
+  std::size_t env_steps = 0;
+  for (std::size_t update = 0; update < 3; ++update) {
+    for (std::size_t t = 0; t < options.n_steps; ++t) {
+      for (std::size_t i = 0; i < n; ++i) features[i] = memories[i].features();
+      agent.act(buffer, std::span<const Eigen::VectorXf>(features), std::span(gens), std::span(actions));
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto result = envs[i].step(actions[i], gens[i]);
+        ActedStep& s = steps[i];
+        const bool continuing = !(s.terminated || s.truncated);
+        s.action = actions[i];
+        s.reward = result.reward;
+        s.terminated = result.terminated;
+        s.truncated = result.truncated;
+        s.episode_return = (continuing ? s.episode_return : 0.0) + s.reward;
+        s.episode_length = (continuing ? s.episode_length : 0) + 1;
+        if (s.terminated || s.truncated)
+          memories[i].reset(envs[i].reset(gens[i]));  // the next episode starts
+        else
+          memories[i].update(result.observation);
+      }
+      agent.record(buffer, RolloutBatch<Eigen::VectorXf>{t, features, steps, {}});  // official truncation: no
+                                                                                    // next features needed
+    }
+    for (std::size_t i = 0; i < n; ++i) features[i] = memories[i].features();
+    agent.bootstrap(buffer, std::span<const Eigen::VectorXf>(features));  // what the environments continue from
+    const PpoStats& stats = agent.update(buffer);                         // learns; empties the buffer
+    env_steps = stats.env_steps;
+  }
+
+  return agent.updates() == 3 && env_steps == 3 * 128 && buffer.recorded == 0;
+}
+
+/// One rollout of the official agent at corridor 8 through Rollout, its advantages, the loss of
+/// four samples, and the update.
+bool ppo_rollout_and_loss() {
+  const TraceBank<dynamic, float> traces({0.0, 7.0 / 8.0}, 45, TraceInit::zero);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < 16; ++i) gens.push_back(make_stream(7, i));
+  Rollout rollout(std::vector<MinigridTMaze>(16, MinigridTMaze(8)), std::vector<TraceBank<dynamic, float>>(16, traces),
+                  std::move(gens));
+  Ppo<Eigen::VectorXf> agent(traces.dim(), 3, PpoOptions{.total_updates = 1}, 7);
+
+  PpoBuffer<Eigen::VectorXf, float> buffer = agent.make_buffer();
+  PpoActing<Eigen::VectorXf, float> acting = agent.acting(buffer);
+  rollout.run(acting, agent.options().n_steps, acting);  // the policy and the sink
+  acting.bootstrap(rollout.features());
+  agent.compute_advantages(buffer);  // what update does first: now the loss can be read
+  PpoMinibatch<Eigen::VectorXf, float> minibatch;
+  const std::vector<std::size_t> samples = {0, 5, 17, 2047};
+  minibatch.gather(buffer, samples);
+  const PpoLoss loss = ppo_loss(agent.networks(), minibatch, agent.loss_coefficients(), /*gradients=*/false);
+  const PpoStats& stats = agent.update(buffer);
+
+  return std::isfinite(loss.loss) && loss.entropy > 1.0 && stats.update == 1 && buffer.recorded == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--ppo") ppo_tmaze_64();
-  const bool ok = rollout_and_td();
+  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss();
   std::puts(ok ? "docs/control.md: ok" : "docs/control.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -249,6 +249,10 @@ TEST_CASE("ppo_tmaze refuses bad flags, naming them") {
              Catch::Contains("--normalize normalises traces; --memory frame-stack is not one"));
   CHECK(run_program("--memories frame-stack+norm --quick", temp() / "bad8.log") != 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad8.log.err"), Catch::Contains("--memories"));
+  // A sweep's flag in a single run would be ignored: refused before anything runs.
+  CHECK(run_program("--corridors 64 --seeds 10 --steps 4096", temp() / "bad9.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad9.log.err"),
+             Catch::Contains("--corridors belongs to a sweep: give it with --figure, --quick, --long or --paper"));
 }
 
 TEST_CASE("ppo_tmaze --shard I/N and --merge: two shards merged give the unsplit sweep's files byte for byte") {

@@ -1,5 +1,6 @@
-// Tests of learn/actor_critic.hpp, learn/gae.hpp, learn/ppo.hpp and loop/ppo.hpp: the whole PPO loss gradient
-// against central finite differences, GAE against hand-computed sequences, the learning-rate
+// Tests of learn/actor_critic.hpp, learn/gae.hpp, learn/ppo_buffer.hpp, learn/ppo_loss.hpp, learn/ppo.hpp and
+// loop/ppo.hpp: the whole PPO loss gradient (ppo_loss) against central finite differences, the agent's
+// loss as ppo_loss on a gathered minibatch, GAE against hand-computed sequences, the learning-rate
 // schedule, the global-norm clip across both networks, categorical sampling, the entropy-only
 // update, learning a small task, determinism, sparse = dense, no allocation after the first
 // update, and bad input.
@@ -26,6 +27,8 @@
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gae.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_buffer.hpp>
+#include <memtrace/learn/ppo_loss.hpp>
 // loop/ppo.hpp (train, evaluate) through the deprecated header of 0.2, the include path that code
 // using Ppo::train had: it stays tested until 0.4 removes it.
 #include <memtrace/experiment/rollout.hpp>
@@ -34,6 +37,7 @@
 #include <memtrace/random.hpp>
 #include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 // ---- heap allocations, counted while `counting` is set ----
@@ -213,12 +217,47 @@ Rollout<Env, M> make_rollout(std::size_t n, const Env& env, const M& memory, std
   return Rollout<Env, M>(std::move(envs), std::move(memories), std::move(gens));
 }
 
-/// Fills the agent's buffer with n_steps rollout steps and computes the advantages.
+/// A buffer of the agent filled with n_steps rollout steps, bootstrapped, with its advantages.
 template <class Agent, class Env, class M>
-void collect(Agent& agent, Rollout<Env, M>& rollout) {
-  using Phi = typename Agent::features_type;
-  rollout.run(agent, agent.options().n_steps, [&](const RolloutBatch<Phi>& batch) { agent.record(batch); });
-  agent.compute_advantages(rollout.features());
+typename Agent::buffer_type collect(Agent& agent, Rollout<Env, M>& rollout) {
+  typename Agent::buffer_type buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
+  rollout.run(acting, agent.options().n_steps, acting);
+  acting.bootstrap(rollout.features());
+  agent.compute_advantages(buffer);
+  return buffer;
+}
+
+/// train's loop on a buffer the caller keeps: `updates` times n_steps rollout steps, bootstrapped,
+/// shown to `inspect(buffer)` and learned from.
+template <class Agent, class R, class F>
+void learn(Agent& agent, typename Agent::buffer_type& buffer, R& rollout, std::size_t updates, F&& inspect) {
+  auto acting = agent.acting(buffer);
+  for (std::size_t u = 0; u < updates; ++u) {
+    rollout.run(acting, agent.options().n_steps, acting);
+    acting.bootstrap(rollout.features());
+    inspect(std::as_const(buffer));
+    agent.update(buffer);
+  }
+}
+
+/// Every member of two buffers equal (the features' columns bit for bit).
+template <class Phi, class Scalar>
+bool same_contents(const PpoBuffer<Phi, Scalar>& a, const PpoBuffer<Phi, Scalar>& b) {
+  return a.n_envs == b.n_envs && a.n_steps == b.n_steps && a.features.size() == b.features.size() &&
+         a.features.block(0, a.features.size()) == b.features.block(0, b.features.size()) && a.steps == b.steps &&
+         a.log_probs == b.log_probs && a.values == b.values && a.final_values == b.final_values &&
+         a.bootstrap_values == b.bootstrap_values && a.advantages == b.advantages && a.targets == b.targets &&
+         a.episodes == b.episodes && a.recorded == b.recorded && a.acted == b.acted;
+}
+
+/// ppo_loss with the agent's networks and coefficients on the given samples of buffer.
+template <class Agent>
+PpoLoss loss_on(Agent& agent, const typename Agent::buffer_type& buffer, std::span<const std::size_t> samples,
+                bool gradients) {
+  PpoMinibatch<typename Agent::features_type, typename Agent::scalar_type> minibatch;
+  minibatch.gather(buffer, samples);
+  return ppo_loss(agent.networks(), minibatch, agent.loss_coefficients(), gradients);
 }
 
 /// Both networks' parameters equal, bit for bit.
@@ -253,7 +292,9 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
   // Three settings: the official coefficients; a narrow clip (most ratios clipped); a large entropy
   // weight with a small value weight. In each, the ratios straddle the clip range (some samples
   // have a gradient through the surrogate, some not), advantages are normalised over the 11 chosen
-  // samples, and the value and entropy terms are non-zero.
+  // samples, and the value and entropy terms are non-zero. The loss is ppo_loss itself, on a
+  // minibatch gathered from the agent's buffer: a function of the networks, the minibatch and the
+  // coefficients.
   struct Setting {
     double clip_epsilon, vf_coef, ent_coef;
   };
@@ -264,14 +305,18 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
   o.ent_coef = setting.ent_coef;
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 11);
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);
-  collect(agent, rollout);
+  const auto buffer = collect(agent, rollout);
   // Move away from the acting parameters so that the ratios are not 1.
   Xoshiro256StarStar noise(5);
   for (auto& p : agent.actor().parameters()) p += 0.4 * standard_normal(noise);
   for (auto& p : agent.critic().parameters()) p += 0.4 * standard_normal(noise);
 
   const std::vector<std::size_t> samples = {3, 14, 0, 7, 9, 12, 1, 5, 15, 10, 6};
-  const PpoLoss at = agent.minibatch_loss(samples, true);
+  PpoMinibatch<Eigen::VectorXd, double> minibatch;
+  minibatch.gather(buffer, samples);
+  const PpoLossCoefficients coefficients{setting.clip_epsilon, setting.vf_coef, setting.ent_coef};
+  ActorCritic<double>& nets = agent.networks();
+  const PpoLoss at = ppo_loss(nets, minibatch, coefficients, true);
   INFO("clip fraction " << at.clip_fraction << ", entropy " << at.entropy << ", value loss " << at.value_loss);
   REQUIRE(at.clip_fraction > 0.0);
   REQUIRE(at.clip_fraction < 1.0);
@@ -287,9 +332,9 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
     for (Eigen::Index k = 0; k < params.size(); ++k) {
       const double saved = params[k];
       params[k] = saved + h;
-      const PpoLoss up = agent.minibatch_loss(samples, false);
+      const PpoLoss up = ppo_loss(nets, minibatch, coefficients, false);
       params[k] = saved - h;
-      const PpoLoss down = agent.minibatch_loss(samples, false);
+      const PpoLoss down = ppo_loss(nets, minibatch, coefficients, false);
       params[k] = saved;
       REQUIRE(up.clip_fraction == at.clip_fraction);  // no sample crosses a kink of the clipped objective
       REQUIRE(down.clip_fraction == at.clip_fraction);
@@ -311,14 +356,14 @@ TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch norm
   PpoOptions o = small_options();
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 4);
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 8);
-  collect(agent, rollout);
+  const auto buffer = collect(agent, rollout);
   Xoshiro256StarStar noise(6);
   for (auto& p : agent.actor().parameters()) p += 0.3 * standard_normal(noise);
   const std::vector<std::size_t> samples = {2, 4, 6, 8, 10, 11, 13};
-  const PpoLoss got = agent.minibatch_loss(samples, false);
+  const PpoLoss got = loss_on(agent, buffer, samples, false);
 
   std::vector<double> adv;
-  for (const std::size_t s : samples) adv.push_back(agent.advantages()[static_cast<Eigen::Index>(s)]);
+  for (const std::size_t s : samples) adv.push_back(buffer.advantages[static_cast<Eigen::Index>(s)]);
   double mean = 0, var = 0;
   for (const double a : adv) mean += a / 7;
   for (const double a : adv) var += (a - mean) * (a - mean) / 7;
@@ -327,17 +372,17 @@ TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch norm
     // A minibatch of one forwards sample s through both networks (its stored features).
     const std::size_t s = samples[j];
     const std::array<std::size_t, 1> one = {s};
-    (void)agent.minibatch_loss(one, false);
+    (void)loss_on(agent, buffer, one, false);
     const auto logits = agent.actor().output().col(0);
     const double value = agent.critic().output()(0, 0);
     const double m = logits.maxCoeff();
     const double lse = m + std::log((logits.array() - m).exp().sum());
     const Eigen::VectorXd logp = logits.array() - lse;
-    const Action a = agent.steps()[s].action;
-    const double ratio = std::exp(logp[static_cast<Eigen::Index>(a)] - agent.log_probs()[static_cast<Eigen::Index>(s)]);
+    const Action a = buffer.steps[s].action;
+    const double ratio = std::exp(logp[static_cast<Eigen::Index>(a)] - buffer.log_probs[static_cast<Eigen::Index>(s)]);
     const double hat = (adv[j] - mean) / (std::sqrt(var) + 1e-8);
     pi -= std::min(ratio * hat, std::clamp(ratio, 0.8, 1.2) * hat) / 7;
-    v += 0.5 * std::pow(value - agent.targets()[static_cast<Eigen::Index>(s)], 2) / 7;
+    v += 0.5 * std::pow(value - buffer.targets[static_cast<Eigen::Index>(s)], 2) / 7;
     ent -= (logp.array().exp() * logp.array()).sum() / 7;
     kl += ((ratio - 1) - std::log(ratio)) / 7;
     clipped += (std::abs(ratio - 1) > 0.2 ? 1.0 : 0.0) / 7;
@@ -348,6 +393,172 @@ TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch norm
   CHECK(got.approx_kl == Approx(kl).epsilon(1e-9));
   CHECK(got.clip_fraction == Approx(clipped));
   CHECK(got.loss == Approx(pi + 0.5 * v - 0.01 * ent).epsilon(1e-12));
+}
+
+TEST_CASE("a minibatch gathers the buffer's samples; the agent's update is ppo_loss on them", "[ppo][gradient]") {
+  PpoOptions o = small_options();
+  o.ent_coef = 0.05;
+  Ppo<Eigen::VectorXf, float> agent(5, 3, o, 9);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
+  const auto buffer = collect(agent, rollout);
+  REQUIRE(buffer.samples() == 16);
+  REQUIRE(buffer.full());
+  REQUIRE(buffer.acted == 9);                                 // n_steps + 1: bootstrapped
+  const std::vector<std::size_t> samples = {15, 1, 8, 8, 3};  // a repeated sample counts twice
+  PpoMinibatch<Eigen::VectorXf, float> minibatch;
+  minibatch.gather(buffer, samples);
+  REQUIRE(minibatch.count == 5);
+  for (std::size_t j = 0; j < samples.size(); ++j) {
+    const auto jj = static_cast<Eigen::Index>(j), s = static_cast<Eigen::Index>(samples[j]);
+    CHECK(minibatch.actions[j] == buffer.steps[samples[j]].action);
+    CHECK(minibatch.old_log_probs[jj] == buffer.log_probs[s]);
+    CHECK(minibatch.advantages[jj] == buffer.advantages[s]);
+    CHECK(minibatch.targets[jj] == buffer.targets[s]);
+    CHECK(minibatch.features.block(0, 5).col(jj) == buffer.features.block(samples[j], 1).col(0));
+  }
+  // One workspace for minibatches of two sizes: only the gathered samples count.
+  PpoLossWorkspace<float> workspace;
+  const PpoLoss five = ppo_loss(agent.networks(), minibatch, agent.loss_coefficients(), true, workspace);
+  const std::vector<double> gradient = copy_of(agent.actor().gradients());
+  minibatch.gather(buffer, std::vector<std::size_t>{15});
+  const PpoLoss one = ppo_loss(agent.networks(), minibatch, agent.loss_coefficients(), false, workspace);
+  CHECK(one.loss == loss_on(agent, buffer, std::vector<std::size_t>{15}, false).loss);
+  CHECK(five.loss == loss_on(agent, buffer, samples, true).loss);
+  CHECK(copy_of(agent.actor().gradients()) == gradient);
+
+  // With one minibatch and one epoch, the update's statistics are ppo_loss on all samples (in the
+  // permuted order: the mean over them is the same up to rounding).
+  PpoOptions single = o;
+  single.minibatches = 1;
+  single.epochs = 1;
+  single.total_updates = 1;
+  Ppo<Eigen::VectorXf, float> learner(5, 3, single, 9);
+  auto again = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
+  auto full = collect(learner, again);
+  std::vector<std::size_t> all(16);
+  for (std::size_t k = 0; k < 16; ++k) all[k] = k;
+  const PpoLoss before = loss_on(learner, full, all, false);
+  const PpoStats& stats = learner.update(full);
+  CHECK(stats.loss == Approx(before.loss).epsilon(1e-5));
+  CHECK(stats.entropy == Approx(before.entropy).epsilon(1e-5));
+  CHECK(full.recorded == 0);
+  CHECK(full.acted == 0);
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+/// The agent as the BatchPolicy of 0.2 (its deprecated act), for a Rollout.
+struct OwnBufferPolicy {
+  Ppo<Eigen::VectorXf, float>* agent;
+  template <class G>
+  void act(std::span<const Eigen::VectorXf> features, std::span<G> gens, std::span<Action> actions) {
+    agent->act(features, gens, actions);
+  }
+};
+
+TEST_CASE("the deprecated members on the agent's own buffer are the buffer path, bit for bit", "[ppo][deprecated]") {
+  PpoOptions o = small_options();
+  o.truncation = TruncationMode::textbook;
+  Ppo<Eigen::VectorXf, float> old_way(5, 3, o, 9), new_way(5, 3, o, 9);
+  auto ra = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
+  auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
+  CHECK(old_way.recorded_steps() == 0);
+  OwnBufferPolicy policy{&old_way};
+  ra.run(policy, 8, [&](const RolloutBatch<Eigen::VectorXf>& b) { old_way.record(b); });
+  CHECK(old_way.recorded_steps() == 8);
+  old_way.compute_advantages(ra.features());
+  auto buffer = collect(new_way, rb);
+  CHECK(old_way.log_probs() == buffer.log_probs);
+  CHECK(old_way.values() == buffer.values);
+  CHECK(old_way.advantages() == buffer.advantages);
+  CHECK(old_way.targets() == buffer.targets);
+  CHECK(std::equal(buffer.steps.begin(), buffer.steps.end(), old_way.steps().begin(), old_way.steps().end()));
+  const std::vector<std::size_t> samples = {15, 1, 8, 8, 3};
+  CHECK(old_way.minibatch_loss(samples, false).loss == loss_on(new_way, buffer, samples, false).loss);
+  CHECK_THROWS_WITH(old_way.minibatch_loss(std::vector<std::size_t>{16}, false),
+                    Catch::Contains("Ppo::minibatch_loss: samples[0] = 16 is out of range for 16 samples"));
+
+  // The update, from the features the environments continue from (bootstrapped again: the same).
+  const PpoStats old_stats = old_way.update(ra.features());
+  const PpoStats new_stats = new_way.update(buffer);
+  CHECK(same_parameters(old_way, new_way));
+  CHECK(old_stats.loss == new_stats.loss);
+  CHECK(old_way.recorded_steps() == 0);
+  // As in 0.2, the loss stays readable after the update (the new parameters on the old samples).
+  CHECK(old_way.minibatch_loss(samples, false).loss == loss_on(new_way, buffer, samples, false).loss);
+  const Ppo<Eigen::VectorXf, float>& read_only = old_way;
+  CHECK(read_only.advantages() == buffer.advantages);
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+TEST_CASE("ppo_loss refuses an empty minibatch, an action out of range and features of another dimension",
+          "[ppo][errors]") {
+  ActorCritic<double> nets(4, 3, {8});
+  PpoMinibatch<Eigen::VectorXd, double> minibatch;
+  const PpoLossCoefficients c;
+  CHECK_THROWS_WITH(ppo_loss(nets, minibatch, c, false),
+                    Catch::Contains("ppo_loss: minibatch.count must be at least 1, got 0"));
+  minibatch.reserve(4, 2);
+  minibatch.count = 3;
+  CHECK_THROWS_WITH(ppo_loss(nets, minibatch, c, false),
+                    Catch::Contains("ppo_loss: minibatch.count = 3 exceeds the samples the minibatch holds"));
+  minibatch.count = 2;
+  minibatch.features.set(0, Eigen::VectorXd::Ones(4));
+  minibatch.features.set(1, Eigen::VectorXd::Zero(4));
+  minibatch.old_log_probs.setZero();
+  minibatch.advantages << 1.0, -1.0;
+  minibatch.targets.setZero();
+  minibatch.actions = {0, 3};
+  CHECK_THROWS_WITH(ppo_loss(nets, minibatch, c, false),
+                    Catch::Contains("ppo_loss: minibatch.actions[1] = 3, expected < num_actions = 3"));
+  minibatch.actions = {0, 2};
+  CHECK(std::isfinite(ppo_loss(nets, minibatch, c, true).loss));
+  // Features that do not fit the networks: refused by their forward pass, before any gradient.
+  ActorCritic<double> wider(5, 3, {8});
+  wider.actor().gradients().setConstant(7.0);
+  CHECK_THROWS_WITH(ppo_loss(wider, minibatch, c, true), Catch::Contains("input has 4 rows, expected input_dim = 5"));
+  CHECK(wider.actor().gradients().cwiseEqual(7.0).all());
+
+  ActorCritic<float> sparse_nets(4, 2, {8});
+  PpoMinibatch<MultiHot<2>, float> sparse;
+  sparse.reserve(4, 1);
+  sparse.count = 1;
+  sparse.features.set(0, MultiHot<2>{1, 4});
+  sparse.old_log_probs.setZero();
+  sparse.advantages.setZero();
+  sparse.targets.setZero();
+  sparse.actions = {1};
+  CHECK_THROWS_WITH(ppo_loss(sparse_nets, sparse, c, false),
+                    Catch::Contains("column 0 of the input has index 4, expected < input_dim = 4"));
+}
+
+TEST_CASE("PpoMinibatch::gather refuses a sample out of range and a buffer of another shape, changing nothing",
+          "[ppo][errors]") {
+  Ppo<Eigen::VectorXd, double> agent(5, 3, small_options(), 2);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 2);
+  auto buffer = collect(agent, rollout);
+  PpoMinibatch<Eigen::VectorXd, double> minibatch;
+  minibatch.gather(buffer, std::vector<std::size_t>{3, 4});
+  const Eigen::MatrixXd before = minibatch.features.block(0, 2);
+  CHECK_THROWS_WITH(minibatch.gather(buffer, std::vector<std::size_t>{1, 16}),
+                    Catch::Contains("PpoMinibatch::gather: samples[1] = 16 is out of range for 16 samples"));
+  CHECK(minibatch.count == 2);
+  CHECK(minibatch.features.block(0, 2) == before);
+  buffer.targets.resize(3);
+  CHECK_THROWS_WITH(minibatch.gather(buffer, std::vector<std::size_t>{0}),
+                    Catch::Contains("PpoMinibatch::gather: buffer's members do not have its shape (16 samples)"));
+  // Gathering from a buffer of another dimension reshapes the minibatch.
+  Ppo<Eigen::VectorXd, double> wide(7, 3, small_options(), 2);
+  auto wide_rollout = make_rollout(2, Wander{7, 3, 6}, DenseTrace<Eigen::VectorXd>{7, 0.5}, 2);
+  const auto wide_buffer = collect(wide, wide_rollout);
+  minibatch.gather(wide_buffer, std::vector<std::size_t>{0, 1, 2});
+  CHECK(minibatch.features.dim() == 7);
+  CHECK(minibatch.features.block(0, 3).col(2) == wide_buffer.features.block(2, 1).col(0));
+  CHECK(std::isfinite(ppo_loss(wide.networks(), minibatch, wide.loss_coefficients(), false).loss));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,28 +671,31 @@ TEST_CASE(
     auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 9);
     std::vector<double> finals(32, 0.0);
     std::size_t truncations = 0;
-    rollout.run(agent, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
+    auto buffer = agent.make_buffer();
+    auto acting = agent.acting(buffer);
+    rollout.run(acting, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
       statistics.update(batch.features);  // act folded them in before acting
       for (std::size_t i = 0; i < 2; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated) {
           ++truncations;
           Eigen::MatrixXd x = input(batch.next_features[i]);
-          finals[2 * agent.recorded_steps() + i] = values_only.critic().forward(x)(0, 0);
+          finals[2 * buffer.recorded + i] = values_only.critic().forward(x)(0, 0);
         }
-      agent.record(batch);
+      acting(batch);
     });
     REQUIRE(truncations > 0);
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.compute_advantages(bootstrap);
+    agent.bootstrap(buffer, bootstrap);
+    agent.compute_advantages(buffer);
     Eigen::MatrixXd x(5, 2);
     x << input(bootstrap[0]), input(bootstrap[1]);
     const Eigen::RowVectorXd boot = values_only.critic().forward(x);
     std::vector<double> adv(32), target(32);
-    generalized_advantages<double>({o.discount, o.gae_lambda, mode}, 2, agent.steps(), copy_of(agent.values()),
+    generalized_advantages<double>({o.discount, o.gae_lambda, mode}, 2, buffer.steps, copy_of(buffer.values),
                                    copy_of(boot), finals, adv, target);
     for (std::size_t s = 0; s < 32; ++s) {
-      CHECK(agent.advantages()[static_cast<Eigen::Index>(s)] == Approx(adv[s]).epsilon(1e-12));
-      CHECK(agent.targets()[static_cast<Eigen::Index>(s)] == Approx(target[s]).epsilon(1e-12));
+      CHECK(buffer.advantages[static_cast<Eigen::Index>(s)] == Approx(adv[s]).epsilon(1e-12));
+      CHECK(buffer.targets[static_cast<Eigen::Index>(s)] == Approx(target[s]).epsilon(1e-12));
     }
   }
 }
@@ -526,10 +740,13 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   o.total_updates = 10;
   Ppo<Eigen::VectorXd, double> manual(5, 3, o, 1);
   auto rollout3 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  rollout3.run(manual, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { manual.record(b); });
+  auto buffer3 = manual.make_buffer();
+  auto acting3 = manual.acting(buffer3);
+  rollout3.run(acting3, 8, acting3);
   REQUIRE(rollout3.features().size() == 2);
   CHECK(rollout3.features()[1] == rollout3.features(1));
-  const PpoStats& s = manual.update(rollout3.features());
+  acting3.bootstrap(rollout3.features());
+  const PpoStats& s = manual.update(buffer3);
   CHECK(s.last_learning_rate == Approx(1e-3 * (1 - 3.0 / 40)).epsilon(1e-15));
 
   // A horizon set by hand: train keeps it; 0 is refused and changes nothing.
@@ -596,10 +813,10 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   o.max_grad_norm = 1e9;
   Ppo<Eigen::VectorXd, double> reference(5, 3, o, 6);
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
-  collect(reference, rollout);
+  const auto full = collect(reference, rollout);
   std::vector<std::size_t> all(16);
   for (std::size_t s = 0; s < 16; ++s) all[s] = s;
-  (void)reference.minibatch_loss(all, true);
+  (void)loss_on(reference, full, all, true);
   const Eigen::VectorXd actor = reference.actor().gradients(), critic = reference.critic().gradients();
   const double na = actor.norm(), nc = critic.norm(), global = std::sqrt(na * na + nc * nc);
   // A threshold above each network's norm but below the global one: only a joint clip acts.
@@ -609,9 +826,12 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   REQUIRE(o.max_grad_norm < global);
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 6);
   auto same = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
-  same.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
+  same.run(acting, 8, acting);
   std::vector<Eigen::VectorXd> bootstrap = {same.features(0), same.features(1)};
-  const PpoStats& stats = agent.update(bootstrap);
+  agent.bootstrap(buffer, bootstrap);
+  const PpoStats& stats = agent.update(buffer);
   CHECK(stats.grad_norm == Approx(global).epsilon(1e-12));
   const double scale = o.max_grad_norm / global;
   CHECK((agent.actor().gradients() - scale * actor).norm() < 1e-12 * na);
@@ -682,15 +902,17 @@ TEST_CASE("with zero advantages and exact values an update moves only the actor,
     for (auto& p : agent.actor().parameters()) p += 0.3 * standard_normal(noise);  // a policy of low entropy
     const Eigen::VectorXd actor_before = agent.actor().parameters(), critic_before = agent.critic().parameters();
     auto rollout = make_rollout(2, Silent{}, DenseTrace<Eigen::VectorXd>{4, 0.5}, 1);
-    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
-    std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
+    auto buffer = agent.make_buffer();
+    auto acting = agent.acting(buffer);
+    rollout.run(acting, 8, acting);
+    acting.bootstrap(rollout.features());
     std::vector<std::size_t> all(16);
     for (std::size_t s = 0; s < 16; ++s) all[s] = s;
-    agent.compute_advantages(bootstrap);
-    CHECK(agent.advantages().cwiseAbs().maxCoeff() == 0.0);
-    const double entropy_before = agent.minibatch_loss(all, false).entropy;
+    agent.compute_advantages(buffer);
+    CHECK(buffer.advantages.cwiseAbs().maxCoeff() == 0.0);
+    const double entropy_before = loss_on(agent, buffer, all, false).entropy;
     // compute_advantages ran once already; update runs it again on the same buffer (the same result).
-    const PpoStats& stats = agent.update(bootstrap);
+    const PpoStats& stats = agent.update(buffer);
     CHECK(stats.policy_loss == 0.0);
     CHECK(stats.value_loss == 0.0);
     CHECK(agent.critic().parameters() == critic_before);
@@ -698,7 +920,7 @@ TEST_CASE("with zero advantages and exact values an update moves only the actor,
       CHECK(agent.actor().parameters() == actor_before);
     } else {
       CHECK(agent.actor().parameters() != actor_before);
-      CHECK(agent.minibatch_loss(all, false).entropy > entropy_before);
+      CHECK(loss_on(agent, buffer, all, false).entropy > entropy_before);  // the same samples, new actor
     }
   }
 }
@@ -754,12 +976,15 @@ TEST_CASE("MultiHot features train like their dense vectors (the sparse first la
   auto rs = make_rollout(2, Wander{}, SparseStack{}, 2);
   auto rd = make_rollout(2, Wander{}, DenseStack{}, 2);
   std::vector<Action> actions_sparse, actions_dense;
-  train(sparse, rs, 48, [&](const PpoStats&) {
-    for (const ActedStep& s : sparse.steps()) actions_sparse.push_back(s.action);
+  auto sparse_buffer = sparse.make_buffer();
+  auto dense_buffer = dense.make_buffer();
+  learn(sparse, sparse_buffer, rs, 3, [&](const auto& buffer) {
+    for (const ActedStep& s : buffer.steps) actions_sparse.push_back(s.action);
   });
-  train(dense, rd, 48, [&](const PpoStats&) {
-    for (const ActedStep& s : dense.steps()) actions_dense.push_back(s.action);
+  learn(dense, dense_buffer, rd, 3, [&](const auto& buffer) {
+    for (const ActedStep& s : buffer.steps) actions_dense.push_back(s.action);
   });
+  REQUIRE(actions_dense.size() == 48);
   CHECK(actions_sparse == actions_dense);
   CHECK((sparse.actor().parameters() - dense.actor().parameters()).cwiseAbs().maxCoeff() < 1e-12);
   CHECK((sparse.critic().parameters() - dense.critic().parameters()).cwiseAbs().maxCoeff() < 1e-12);
@@ -775,13 +1000,15 @@ TEST_CASE(
   o.hidden_sizes = {8, 8};
   o.total_updates = 10;
   o.anneal_lr = true;
+  // train on a buffer the caller keeps: its first call's first update grows everything.
   const auto run = [](auto& agent, auto memory) {
     auto rollout = make_rollout(4, MinigridTMaze(2), memory, 1);
-    train(agent, rollout, 32);
+    auto buffer = agent.make_buffer();
+    train(agent, buffer, rollout, 32);
     std::size_t updates = 0, truncations = 0;
     {
       AllocationGuard guard;
-      train(agent, rollout, 40 * 32, [&](const PpoStats& s) {
+      train(agent, buffer, rollout, 40 * 32, [&](const PpoStats& s) {
         ++updates;
         for (const EpisodeEnd& e : s.episodes) truncations += e.truncated;
       });
@@ -816,17 +1043,20 @@ TEST_CASE(
   auto watched = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
   train(twin, watched, 16 * 3,
         [&](const PpoStats& s) { reported.insert(reported.end(), s.episodes.begin(), s.episodes.end()); });
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
   for (std::size_t u = 0; u < 3; ++u) {
-    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+    rollout.run(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       for (std::size_t i = 0; i < 2; ++i)
         if (b.steps[i].terminated || b.steps[i].truncated)
           seen.push_back({i, t % 8, b.steps[i].episode_return, b.steps[i].episode_length, b.steps[i].terminated,
                           b.steps[i].truncated});
       ++t;
-      agent.record(b);
+      acting(b);
     });
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.update(bootstrap);
+    agent.bootstrap(buffer, bootstrap);
+    agent.update(buffer);
   }
   REQUIRE(seen.size() > 3);
   CHECK(reported == seen);
@@ -868,6 +1098,22 @@ TEST_CASE(
   CHECK(evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, uncapped_gen, 25, steps) == a);
 }
 
+TEST_CASE("a copy of an agent keeps its own copy of the last update's episodes", "[ppo]") {
+  PpoOptions o = small_options();
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 1);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
+  train(agent, rollout, 16);
+  const std::vector<EpisodeEnd> first(agent.last_stats().episodes.begin(), agent.last_stats().episodes.end());
+  REQUIRE(!first.empty());
+  const Ppo<Eigen::VectorXd, double> copy = agent;
+  CHECK(copy.last_stats().episodes.data() != agent.last_stats().episodes.data());
+  CHECK(std::equal(first.begin(), first.end(), copy.last_stats().episodes.begin(), copy.last_stats().episodes.end()));
+  train(agent, rollout, 16);  // the original's next update does not touch the copy's episodes
+  CHECK(std::equal(first.begin(), first.end(), copy.last_stats().episodes.begin(), copy.last_stats().episodes.end()));
+  Ppo<Eigen::VectorXd, double> moved = Ppo<Eigen::VectorXd, double>(copy);
+  CHECK(std::equal(first.begin(), first.end(), moved.last_stats().episodes.begin(), moved.last_stats().episodes.end()));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Feature normalisation (options.normalize_features)
 
@@ -882,22 +1128,27 @@ TEST_CASE(
   // A slow trace: entries in [0, 1] whose variances are far from 1.
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, 4);
   FeatureNormalizer expected(5);
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
   for (std::size_t u = 0; u < 3; ++u) {
-    rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+    rollout.run(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       expected.update(b.features);  // what act saw, one batch a step
       for (std::size_t i = 0; i < 2; ++i) {
         // The value act stored is the critic's value of the normalised features.
-        const auto s = static_cast<Eigen::Index>(agent.recorded_steps() * 2 + i);
+        const auto s = static_cast<Eigen::Index>(buffer.recorded * 2 + i);
         const Eigen::MatrixXd x = expected.normalized(b.features[i]);
-        CHECK(agent.values()[s] == Approx(agent.critic().forward(x)(0, 0)).epsilon(1e-12));
+        CHECK(buffer.values[s] == Approx(agent.critic().forward(x)(0, 0)).epsilon(1e-12));
+        // ... and the features it stored are the normalised ones.
+        CHECK((buffer.features.block(static_cast<std::size_t>(s), 1).col(0) - x.col(0)).cwiseAbs().maxCoeff() < 1e-12);
       }
-      agent.record(b);  // textbook truncation: the final observations' values read the statistics
+      acting(b);  // textbook truncation: the final observations' values read the statistics
     });
     CHECK(agent.normalizer() == expected);
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.compute_advantages(bootstrap);
+    agent.bootstrap(buffer, bootstrap);
+    agent.compute_advantages(buffer);
     CHECK(agent.normalizer() == expected);  // the bootstrap features are not acted on
-    agent.update(bootstrap);
+    agent.update(buffer);
     CHECK(agent.normalizer() == expected);
   }
   CHECK(agent.normalizer().count() == 3 * 8 * 2);
@@ -925,7 +1176,7 @@ TEST_CASE(
 
   // Frozen: act no longer updates.
   agent.freeze_normalizer();
-  rollout.run(agent, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) { agent.record(b); });
+  rollout.run(acting, 8, acting);
   CHECK(agent.normalizer() == [&] {
     FeatureNormalizer f = before;
     f.freeze();
@@ -1062,42 +1313,126 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
                     Catch::Contains("train: total_env_steps must be at least n_envs·n_steps = 16, got 15"));
   CHECK(fine.steps_taken() == 0);
 
-  // act: spans of n_envs, features of input_dim; nothing changes when refused.
+  // act: a buffer of this agent, spans of n_envs, features of input_dim; nothing changes when refused.
+  auto buffer = agent.make_buffer();
   std::vector<Eigen::VectorXd> features = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(4)};
   std::vector<DefaultGenerator> gens = {DefaultGenerator(1), DefaultGenerator(2)};
   std::vector<Action> actions(2, 7);
-  CHECK_THROWS_WITH(agent.act(std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
+  CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
                     Catch::Contains("Ppo::act: features[1] has size 4, expected input_dim = 5"));
   CHECK(actions[0] == 7);
   CHECK(gens[0] == DefaultGenerator(1));
-  CHECK_THROWS_WITH(agent.act(std::span<const Eigen::VectorXd>(features).first(1), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: features holds 1 entries, expected options.n_envs = 2"));
+  CHECK(buffer.acted == 0);
+  CHECK_THROWS_WITH(
+      agent.act(buffer, std::span<const Eigen::VectorXd>(features).first(1), std::span(gens), std::span(actions)),
+      Catch::Contains("Ppo::act: features holds 1 entries, expected options.n_envs = 2"));
+  PpoBuffer<Eigen::VectorXd, double> foreign;  // made for no agent
+  features[1] = Eigen::VectorXd::Zero(5);
+  CHECK_THROWS_WITH(
+      agent.act(foreign, std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
+      Catch::Contains("Ppo::act: buffer.n_envs is 0, expected 2 for this agent: make the buffer with make_buffer()"));
+  PpoOptions three_envs = small_options();
+  three_envs.n_envs = 3;
+  auto other = Agent(5, 3, three_envs).make_buffer();
+  CHECK_THROWS_WITH(agent.acting(other), Catch::Contains("Ppo::acting: buffer.n_envs is 3, expected 2"));
+  auto wider = Agent(6, 3, small_options()).make_buffer();
+  CHECK_THROWS_WITH(agent.update(wider), Catch::Contains("Ppo::update: buffer.features.dim() is 6, expected 5"));
+  auto resized = agent.make_buffer();
+  resized.values.resize(3);  // a member resized by hand
+  CHECK_THROWS_WITH(agent.acting(resized), Catch::Contains("Ppo::acting: buffer.values.size() is 3, expected 16"));
   Ppo<MultiHot<2>, double> sparse(10, 3, small_options());
+  auto sparse_buffer = sparse.make_buffer();
   std::vector<MultiHot<2>> hot(2);
   hot[1][0] = 10;
   hot[1].set_size(1);
-  CHECK_THROWS_WITH(sparse.act(std::span<const MultiHot<2>>(hot), std::span(gens), std::span(actions)),
+  CHECK_THROWS_WITH(sparse.act(sparse_buffer, std::span<const MultiHot<2>>(hot), std::span(gens), std::span(actions)),
                     Catch::Contains("Ppo::act: features[1] has active index 10, expected < input_dim = 10"));
-  CHECK(sparse.recorded_steps() == 0);
+  CHECK(sparse_buffer.acted == 0);
 
-  // Out of order: record without act, update before n_steps, update without a schedule horizon.
+  // Out of turn, as the fill levels say: record without act, bootstrap or update before n_steps,
+  // update without bootstrap, act on a full buffer, update without a schedule horizon.
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  CHECK_THROWS_AS(rollout.step(agent,
+  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{}),
+                    Catch::Contains("Ppo::record: no act for this step (call act on batch.features first)"));
+  auto acting = agent.acting(buffer);
+  CHECK_THROWS_AS(rollout.step(acting,
                                [&](const RolloutBatch<Eigen::VectorXd>& b) {
-                                 agent.record(b);
-                                 agent.record(b);
+                                 acting(b);
+                                 acting(b);
                                }),
                   std::logic_error);
-  std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-  CHECK_THROWS_WITH(agent.update(bootstrap),
-                    Catch::Contains("Ppo::compute_advantages: the buffer holds 1 steps, expected n_steps = 8"));
+  CHECK(buffer.recorded == 1);
+  CHECK(buffer.acted == 1);
+  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features()),
+                    Catch::Contains("Ppo::bootstrap: the buffer holds 1 recorded steps, expected n_steps = 8"));
+  CHECK_THROWS_WITH(agent.update(buffer),
+                    Catch::Contains("Ppo::update: the buffer holds 1 recorded steps, expected n_steps = 8"));
+  rollout.run(acting, 7, acting);
+  CHECK_THROWS_WITH(agent.act(buffer, rollout.features(), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: the buffer already holds n_steps = 8 recorded steps; bootstrap and "
+                                    "update it first"));
+  CHECK_THROWS_WITH(agent.update(buffer),
+                    Catch::Contains("Ppo::update: the buffer has no bootstrap features (call bootstrap)"));
+  CHECK_THROWS_WITH(agent.compute_advantages(buffer),
+                    Catch::Contains("Ppo::compute_advantages: the buffer has no bootstrap features"));
+  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features().first(1)),
+                    Catch::Contains("Ppo::bootstrap: bootstrap_features holds 1 entries, expected options.n_envs = 2"));
+  acting.bootstrap(rollout.features());
   PpoOptions annealed = small_options();
   annealed.anneal_lr = true;
   Agent no_horizon(5, 3, annealed);
-  CHECK_THROWS_WITH(no_horizon.update(bootstrap), Catch::Contains("Ppo::update: the annealed learning rate needs a "
-                                                                  "horizon"));
-  CHECK_THROWS_WITH(agent.minibatch_loss(std::vector<std::size_t>{0}, false),
-                    Catch::Contains("Ppo::minibatch_loss: no advantages"));
+  CHECK_THROWS_WITH(no_horizon.update(buffer), Catch::Contains("Ppo::update: the annealed learning rate needs a "
+                                                               "horizon"));
+  CHECK(buffer.acted == 9);  // refused: the buffer is as it was
+
+  // Bootstrapped: no act, record or second bootstrap until the update; a refused call changes no
+  // member of the buffer.
+  const auto snapshot = buffer;
+  CHECK_THROWS_WITH(agent.act(buffer, rollout.features(), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: the buffer already holds n_steps = 8 recorded steps"));
+  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{}),
+                    Catch::Contains("Ppo::record: no act for this step"));
+  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features()),
+                    Catch::Contains("Ppo::bootstrap: the buffer is already bootstrapped (update it)"));
+  CHECK(same_contents(buffer, snapshot));
+  auto inconsistent = buffer;
+  inconsistent.acted = 4;  // fill levels written by hand
+  CHECK_THROWS_WITH(agent.update(inconsistent),
+                    Catch::Contains("Ppo::update: buffer's fill levels are inconsistent (recorded = 8, acted = 4"));
+  CHECK(agent.update(buffer).update == 1);
+  CHECK_THROWS_WITH(agent.update(buffer), Catch::Contains("Ppo::update: the buffer holds 0 recorded steps"));
+
+  // A batch whose actions are not the ones act chose, bootstrap features that do not fit: refused,
+  // the buffer unchanged.
+  std::vector<Eigen::VectorXd> fitting = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Ones(5)};
+  agent.act(buffer, std::span<const Eigen::VectorXd>(fitting), std::span(gens), std::span(actions));
+  std::vector<ActedStep> taken(2);
+  taken[0].action = actions[0];
+  taken[1].action = (actions[1] + 1) % 3;
+  const auto acted = buffer;
+  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}}),
+                    Catch::Contains("Ppo::record: batch.steps[1].action = " + std::to_string(taken[1].action) +
+                                    ", but act chose action " + std::to_string(actions[1]) + " for environment 1"));
+  CHECK(same_contents(buffer, acted));
+  // Acting anew on the same step replaces it; a refused act leaves it as it was.
+  const std::vector<Eigen::VectorXd> bad = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(4)};
+  CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXd>(bad), std::span(gens), std::span(actions)),
+                    Catch::Contains("Ppo::act: features[1] has size 4"));
+  CHECK(same_contents(buffer, acted));
+  buffer.clear();
+  CHECK(buffer.recorded == 0);
+  CHECK(buffer.acted == 0);
+  PpoBuffer<Eigen::VectorXd, double> full_buffer = agent.make_buffer();
+  auto refill = agent.acting(full_buffer);
+  auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);
+  rollout2.run(refill, 8, refill);
+  std::vector<Eigen::VectorXd> narrow = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(3)};
+  CHECK_THROWS_WITH(agent.bootstrap(full_buffer, std::span<const Eigen::VectorXd>(narrow)),
+                    Catch::Contains("Ppo::bootstrap: bootstrap_features[1] has size 3, expected input_dim = 5"));
+  CHECK(full_buffer.acted == 8);
+  // train starts from an empty buffer only.
+  CHECK_THROWS_WITH(train(agent, full_buffer, rollout2, 16),
+                    Catch::Contains("train: the buffer holds 8 recorded steps (update or clear it first)"));
 
   // GAE's own checks.
   std::vector<ActedStep> steps(4);

@@ -350,8 +350,9 @@ static_assert(FeaturesFitDim<TraceBank<>> && FeaturesFitDim<ConcatWindow<>> && F
 static_assert(FeaturesFitDim<AppendAction<MemoryTrace<>>> && !FeaturesFitDim<AppendAction<user::LastObservation>>);
 static_assert(!FeaturesFitDim<BeliefFilter>);  // not declared: its learner checks every step
 
-// memtrace's policies: PPO's agent acts for a batch, its policy view one at a time or for a batch.
-static_assert(BatchPolicy<Ppo<Eigen::VectorXd, double>, Eigen::VectorXd>);
+// memtrace's policies: PPO's agent acts for a batch into a buffer (PpoActing), its policy view one
+// at a time or for a batch.
+static_assert(BatchPolicy<PpoActing<Eigen::VectorXd, double>, Eigen::VectorXd>);
 static_assert(Policy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
 static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
 static_assert(!BatchPolicy<user::AlwaysZero, OneHot>);                                  // one action at a time only

@@ -1,7 +1,7 @@
 #pragma once
 // Proximal policy optimisation for discrete actions, as the paper's official code runs it
-// (docs/minigrid-tmaze.md, "PPO recipe"): an actor-critic acting for N environments in lockstep (a
-// BatchPolicy for Rollout), a buffer of n_steps x N samples, GAE, and per update `epochs` passes
+// (docs/minigrid-tmaze.md, "PPO recipe"): an actor-critic acting for N environments in lockstep
+// into a buffer of n_steps x N samples (learn/ppo_buffer.hpp), GAE, and per update `epochs` passes
 // over fresh random permutations in `minibatches` minibatches, each one step of Adam on the clipped
 // surrogate + 0.5 MSE value loss − 0.01 entropy after one global gradient-norm clip over both
 // networks, with a learning rate that decays linearly to 0. Dense (Eigen) and sparse (MultiHot)
@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -30,6 +31,8 @@
 #include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/gae.hpp"
 #include "memtrace/learn/mlp.hpp"
+#include "memtrace/learn/ppo_buffer.hpp"
+#include "memtrace/learn/ppo_loss.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
 
@@ -60,28 +63,6 @@ struct PpoOptions {
   NormalizerOptions normalizer = {};  ///< ε 1e-8, clip 10 (used with normalize_features)
 };
 
-/// An episode that ended during a rollout.
-struct EpisodeEnd {
-  std::size_t env = 0;        ///< the environment it ran in
-  std::size_t step = 0;       ///< its last transition's step: in the rollout (0 .. n_steps - 1)
-                              ///< when training; counted from evaluate()'s first step in evaluate()
-  double episode_return = 0;  ///< undiscounted sum of its rewards
-  std::size_t length = 0;     ///< its number of steps
-  bool terminated = false;    ///< it reached a terminal state
-  bool truncated = false;     ///< it was cut by a time limit
-  friend bool operator==(const EpisodeEnd&, const EpisodeEnd&) = default;
-};
-
-/// The terms of the PPO loss on one minibatch (means over its samples), and two diagnostics.
-struct PpoLoss {
-  double loss = 0;           ///< policy_loss + vf_coef·value_loss − ent_coef·entropy
-  double policy_loss = 0;    ///< −mean min(r Â, clip(r, 1 − ε, 1 + ε) Â)
-  double value_loss = 0;     ///< mean 0.5 (v − target)²
-  double entropy = 0;        ///< mean entropy of the policy
-  double approx_kl = 0;      ///< mean (r − 1) − log r
-  double clip_fraction = 0;  ///< fraction of samples with |r − 1| > ε
-};
-
 /// What one update did: the means of the loss terms over its epochs x minibatches, the learning
 /// rates of its first and last Adam steps, and the episodes that ended in its rollout.
 struct PpoStats {
@@ -92,7 +73,7 @@ struct PpoStats {
   double loss = 0, policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
   double grad_norm = 0;                  ///< mean global gradient norm before clipping
   double advantage_std = 0;              ///< population std of the rollout's advantages (before any normalisation)
-  std::span<const EpisodeEnd> episodes;  ///< valid until the next rollout step is recorded
+  std::span<const EpisodeEnd> episodes;  ///< the rollout's, valid until the agent's next update
 
   /// The mean return of the episodes that ended in the rollout (the official mean_tot_rew; the
   /// success rate in the T-maze), NaN if none ended.
@@ -105,79 +86,34 @@ struct PpoStats {
 };
 
 namespace detail {
-template <class Phi>
-inline constexpr bool ppo_sparse = is_multi_hot<Phi>::value;
-
-template <class Phi, class Scalar>
-concept PpoFeatures = ppo_sparse<Phi> ||(requires {
-  typename Phi::Scalar;
-  Phi::ColsAtCompileTime;
-} && DenseVector<Phi> && std::same_as<typename Phi::Scalar, Scalar>);
-
-/// Throws unless every feature vector fits a network of input dimension dim.
-template <class Phi>
-void check_ppo_features(const char* who, const char* name, std::span<const Phi> features, std::size_t dim) {
-  for (std::size_t i = 0; i < features.size(); ++i) {
-    if constexpr (ppo_sparse<Phi>) {
-      for (const std::size_t k : features[i])
-        if (k >= dim) [[unlikely]]
-          invalid(who, ": ", name, "[", i, "] has active index ", k, ", expected < input_dim = ", dim);
-    } else {
-      if (static_cast<std::size_t>(features[i].size()) != dim) [[unlikely]]
-        invalid(who, ": ", name, "[", i, "] has size ", features[i].size(), ", expected input_dim = ", dim);
-    }
-  }
-}
-
-/// Feature storage of the agent: a dense (dim x n) matrix, or a vector of MultiHot (indices only).
-template <class Phi, class Scalar>
-class FeatureStore {
+/// The last update's statistics with a copy of its episodes of their own: the span in stats()
+/// points into this object, also after a copy (which keeps the capacity, so that the copy's
+/// updates allocate nothing either).
+class PpoStatsRecord {
  public:
-  static constexpr bool sparse = ppo_sparse<Phi>;
-  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  PpoStatsRecord() = default;
+  PpoStatsRecord(const PpoStatsRecord& other) { *this = other; }
+  PpoStatsRecord& operator=(const PpoStatsRecord& other) {
+    if (this == &other) return *this;
+    episodes_.reserve(other.episodes_.capacity());
+    set(other.stats_, other.episodes_);
+    return *this;
+  }
+  PpoStatsRecord(PpoStatsRecord&&) noexcept = default;  // the vector's storage moves: the span stays valid
+  PpoStatsRecord& operator=(PpoStatsRecord&&) noexcept = default;
+  ~PpoStatsRecord() = default;
 
-  void resize(std::size_t dim, std::size_t n) {
-    if constexpr (sparse) {
-      (void)dim;
-      columns_.resize(n);
-    } else {
-      columns_.resize(static_cast<Eigen::Index>(dim), static_cast<Eigen::Index>(n));
-    }
+  void reserve(std::size_t episodes) { episodes_.reserve(episodes); }
+  void set(const PpoStats& stats, std::span<const EpisodeEnd> episodes) {
+    episodes_.assign(episodes.begin(), episodes.end());
+    stats_ = stats;
+    stats_.episodes = episodes_;
   }
-  [[nodiscard]] std::size_t size() const noexcept {
-    if constexpr (sparse)
-      return columns_.size();
-    else
-      return static_cast<std::size_t>(columns_.cols());
-  }
-  void set(std::size_t j, const Phi& phi) {
-    if constexpr (sparse)
-      columns_[j] = phi;
-    else
-      columns_.col(static_cast<Eigen::Index>(j)) = phi;
-  }
-  /// Column j of `this` = column k of `other`.
-  void copy_from(std::size_t j, const FeatureStore& other, std::size_t k) {
-    if constexpr (sparse)
-      columns_[j] = other.columns_[k];
-    else
-      columns_.col(static_cast<Eigen::Index>(j)) = other.columns_.col(static_cast<Eigen::Index>(k));
-  }
-  /// Normalises columns [first, first + count) in place (dense features).
-  void normalize(std::size_t first, std::size_t count, const FeatureNormalizer& normalizer) requires(!sparse) {
-    auto block = columns_.middleCols(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(count));
-    normalizer.normalize(block, block);
-  }
-  /// Columns [first, first + count) as a network input: a block of the matrix, or a span.
-  [[nodiscard]] auto block(std::size_t first, std::size_t count) const {
-    if constexpr (sparse)
-      return std::span<const Phi>(columns_.data() + first, count);
-    else
-      return columns_.middleCols(static_cast<Eigen::Index>(first), static_cast<Eigen::Index>(count));
-  }
+  [[nodiscard]] const PpoStats& stats() const noexcept { return stats_; }
 
  private:
-  std::conditional_t<sparse, std::vector<Phi>, Matrix> columns_;
+  std::vector<EpisodeEnd> episodes_;
+  PpoStats stats_;
 };
 }  // namespace detail
 
@@ -235,7 +171,7 @@ class PpoPolicy {
 
   Mlp<Scalar>* actor_;
   const FeatureNormalizer* normalizer_;
-  detail::FeatureStore<Phi, Scalar> inputs_;
+  FeatureColumns<Phi, Scalar> inputs_;
 };
 
 namespace detail {
@@ -244,27 +180,59 @@ namespace detail {
 struct PpoLoopTag {};
 }  // namespace detail
 
+template <class Phi, class Scalar>
+class Ppo;
+
+/// The acting side of a Ppo agent bound to one buffer, for Rollout: a BatchPolicy (act) and the
+/// rollout's sink (operator()), so that `rollout.run(acting, n_steps, acting)` fills the buffer;
+/// then bootstrap(rollout.features()) and agent.update(buffer). Refers to both: keep them alive.
+template <class Phi, class Scalar = float>
+class PpoActing {
+ public:
+  PpoActing(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer) : agent_(&agent), buffer_(&buffer) {}
+
+  /// agent.act(buffer, features, gens, actions).
+  template <std::uniform_random_bit_generator G>
+  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) {
+    agent_->act(*buffer_, features, gens, actions);
+  }
+  /// agent.record(buffer, batch).
+  void operator()(const RolloutBatch<Phi>& batch) { agent_->record(*buffer_, batch); }
+  /// agent.bootstrap(buffer, features).
+  void bootstrap(std::span<const Phi> features) { agent_->bootstrap(*buffer_, features); }
+
+ private:
+  Ppo<Phi, Scalar>* agent_;
+  PpoBuffer<Phi, Scalar>* buffer_;
+};
+
 /// A PPO agent for features of type Phi (a dense Eigen column vector of Scalar, e.g. the
 /// Eigen::VectorXf of a float TraceBank, or a MultiHot<C>, e.g. a FrameStack of one-hot views, fed
 /// to the networks' sparse first layer) in float (the default) or double.
 ///
-/// Stepped by the caller: act (a BatchPolicy: Rollout calls it with the n_envs features of a step)
-/// samples the actions and stores the features, log-probabilities and values; record(batch) (the
-/// rollout's sink) stores the step's actions, rewards and episode ends; after n_steps of both,
-/// update(bootstrap_features) learns. Or driven: memtrace::train(agent, rollout, total_env_steps,
-/// on_update) (memtrace/loop/ppo.hpp) does exactly that in a loop. Everything is allocated by the
-/// constructor and the first update; after it act, record and update allocate nothing
-/// (MultiHot<dynamic> columns keep the capacity they got).
+/// Its data path (docs/control.md, "PPO's data path"): the agent writes a PpoBuffer while acting,
+/// one step at a time, and learns from it:
+///   act(buffer, features, gens, actions)  samples the actions, stores the features, log π and V;
+///   record(buffer, batch)                 stores the step's actions, rewards and episode ends;
+///   ... n_steps times, then
+///   bootstrap(buffer, features)           stores the features the environments continue from;
+///   update(buffer)                        learns, and empties the buffer.
+/// The buffer's fill levels (acted, recorded) say what comes next; a call out of turn is refused.
+/// acting(buffer) binds the first three for Rollout, and memtrace::train(agent, rollout,
+/// total_env_steps, on_update) (memtrace/loop/ppo.hpp) runs the whole loop. After the first update
+/// of a buffer, act, record, bootstrap and update allocate nothing (MultiHot<dynamic> columns keep
+/// the capacity they got).
 ///
 /// Randomness: the initial parameters (actor, then critic) and every epoch's permutation come from
 /// the agent's own Xoshiro256StarStar(seed); actions from the environments' generators. Same seed,
 /// same environments: the same parameters, bit for bit.
 ///
 /// With options.normalize_features, act first folds the n_envs features into the agent's
-/// FeatureNormalizer and then stores them normalised; the bootstrap and final-observation features
-/// are normalised with the statistics of the moment, without updating them, and policy() only
-/// reads them. Off (the default), nothing of it runs. A step that Rollout refuses after act (an
-/// environment with fewer actions than the agent) has already been counted by the normaliser.
+/// FeatureNormalizer and then stores them normalised (acting changes the agent's statistics: the
+/// one change outside update); the bootstrap and final-observation features are normalised with
+/// the statistics of the moment, without updating them, and policy() only reads them. Off (the
+/// default), nothing of it runs. A step that Rollout refuses after act (an environment with fewer
+/// actions than the agent) has already been counted by the normaliser.
 template <class Phi, class Scalar = float>
 class Ppo {
   static_assert(std::same_as<Scalar, float> || std::same_as<Scalar, double>, "Ppo: Scalar must be float or double");
@@ -275,6 +243,7 @@ class Ppo {
  public:
   using features_type = Phi;
   using scalar_type = Scalar;
+  using buffer_type = PpoBuffer<Phi, Scalar>;
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
@@ -293,65 +262,77 @@ class Ppo {
         critic_adam_(nets_.critic().num_parameters(), options_.adam) {
     if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim, options_.normalizer);
     nets_.initialize_orthogonal(gen_);
-    const std::size_t n = options_.n_envs;
-    features_.resize(input_dim, samples_ + n);  // the last n columns: the bootstrap features
-    steps_.resize(samples_);
-    log_probs_ = Vector::Zero(static_cast<Eigen::Index>(samples_));
-    values_ = Vector::Zero(static_cast<Eigen::Index>(samples_));
-    final_values_ = Vector::Zero(static_cast<Eigen::Index>(samples_));
-    advantages_ = Vector::Zero(static_cast<Eigen::Index>(samples_));
-    targets_ = Vector::Zero(static_cast<Eigen::Index>(samples_));
-    bootstrap_values_ = Vector::Zero(static_cast<Eigen::Index>(n));
     permutation_.resize(samples_);
-    episodes_.reserve(samples_);
-    grow_minibatch(batch_);
-    nets_.reserve(std::max(batch_, n));
+    stats_.reserve(samples_);
+    minibatch_.reserve(input_dim, batch_);
+    workspace_.reserve(num_actions, batch_);
+    nets_.reserve(std::max(batch_, options_.n_envs));
   }
 
-  // ---- acting and recording ----
+  // ---- acting and recording: the data path ----
 
-  /// BatchPolicy: for the current rollout step, stores the n_envs features, runs one forward pass
-  /// of both networks over them, and draws actions[i] = sample_categorical(logits_i, gens[i]),
-  /// keeping its log-probability and the value. Throws std::invalid_argument for spans whose size
-  /// is not n_envs or features that do not fit input_dim(), std::logic_error when n_steps steps are
-  /// already recorded (call update); a refused call changes nothing.
+  /// An empty buffer for this agent: n_envs x n_steps samples of features of dimension input_dim().
+  [[nodiscard]] PpoBuffer<Phi, Scalar> make_buffer() const {
+    return PpoBuffer<Phi, Scalar>(input_dim(), options_.n_envs, options_.n_steps);
+  }
+
+  /// The BatchPolicy and sink that fill buffer for Rollout (PpoActing).
+  [[nodiscard]] PpoActing<Phi, Scalar> acting(PpoBuffer<Phi, Scalar>& buffer) {
+    check_buffer("Ppo::acting", buffer);
+    return PpoActing<Phi, Scalar>(*this, buffer);
+  }
+
+  /// Step buffer.recorded of the rollout: stores the n_envs features, runs one forward pass of both
+  /// networks over them, and draws actions[i] = sample_categorical(logits_i, gens[i]), keeping its
+  /// log-probability and the value. Acting again before record acts anew on the same step. Throws
+  /// std::invalid_argument for a buffer not made for this agent (make_buffer), spans whose size is
+  /// not n_envs or features that do not fit input_dim(), std::logic_error when the buffer holds
+  /// n_steps recorded steps (bootstrap and update it); a refused call changes nothing.
   template <std::uniform_random_bit_generator G>
-  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) {
+  void act(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> features, std::span<G> gens,
+           std::span<Action> actions) {
     const std::size_t n = options_.n_envs;
+    check_buffer("Ppo::act", buffer);
     if (features.size() != n)
       detail::invalid("Ppo::act: features holds ", features.size(), " entries, expected options.n_envs = ", n);
     if (gens.size() != n)
       detail::invalid("Ppo::act: gens holds ", gens.size(), " entries, expected options.n_envs = ", n);
     if (actions.size() != n)
       detail::invalid("Ppo::act: actions holds ", actions.size(), " entries, expected options.n_envs = ", n);
-    if (recorded_ == options_.n_steps)
+    if (buffer.full())
       throw std::logic_error(detail::message("Ppo::act: the buffer already holds n_steps = ", options_.n_steps,
-                                             " steps; call update first"));
+                                             " recorded steps; bootstrap and update it first"));
     detail::check_ppo_features("Ppo::act", "features", features, input_dim());
-    const std::size_t base = recorded_ * n;
+    buffer.acted = buffer.recorded;  // until this step is complete (a throw below leaves it unacted)
+    const std::size_t base = buffer.recorded * n;
     if constexpr (!sparse)
       if (options_.normalize_features) normalizer_.update(features);  // refuses non-finite features
-    for (std::size_t i = 0; i < n; ++i) features_.set(base + i, features[i]);
-    normalize(features_, base, n);
-    const auto input = features_.block(base, n);
+    for (std::size_t i = 0; i < n; ++i) buffer.features.set(base + i, features[i]);
+    normalize(buffer.features, base, n);
+    const auto input = buffer.features.block(base, n);
     const auto logits = nets_.actor().forward(input);
     for (std::size_t i = 0; i < n; ++i) {
       const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
       actions[i] = s.action;
-      log_probs_[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
+      buffer.steps[base + i].action = s.action;  // record checks that the batch took it
+      buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
     }
-    values_.segment(static_cast<Eigen::Index>(base), static_cast<Eigen::Index>(n)) =
+    buffer.values.segment(static_cast<Eigen::Index>(base), static_cast<Eigen::Index>(n)) =
         nets_.critic().forward(input).row(0).transpose();
-    acted_ = true;
+    buffer.acted = buffer.recorded + 1;
   }
 
   /// The rollout's sink: stores the step that the last act acted on (actions, rewards, episode
   /// ends; in textbook truncation mode also the value of the final observation of every episode
-  /// truncated and not terminated, from batch.next_features) and lists the episodes that ended. Throws
-  /// std::logic_error without a preceding act, std::invalid_argument for a batch of the wrong size.
-  void record(const RolloutBatch<Phi>& batch) {
+  /// truncated and not terminated, from batch.next_features) and lists the episodes that ended
+  /// (the first step of a rollout clears the list of the last). Throws std::logic_error unless act
+  /// stored this step, std::invalid_argument for a batch of the wrong size or whose actions are not
+  /// the ones act chose; a refused call changes nothing.
+  void record(PpoBuffer<Phi, Scalar>& buffer, const RolloutBatch<Phi>& batch) {
     const std::size_t n = options_.n_envs;
-    if (!acted_) throw std::logic_error("Ppo::record: no act for this step (call act on batch.features first)");
+    check_buffer("Ppo::record", buffer);
+    if (buffer.acted != buffer.recorded + 1 || buffer.full())
+      throw std::logic_error("Ppo::record: no act for this step (call act on batch.features first)");
     if (batch.steps.size() != n)
       detail::invalid("Ppo::record: batch.steps holds ", batch.steps.size(), " entries, expected options.n_envs = ", n);
     const bool textbook = options_.truncation == TruncationMode::textbook;
@@ -361,88 +342,89 @@ class Ppo {
                         " entries, expected options.n_envs = ", n);
       detail::check_ppo_features("Ppo::record", "batch.next_features", batch.next_features, input_dim());
     }
-    if (recorded_ == 0) episodes_.clear();
-    const std::size_t base = recorded_ * n;
+    const std::size_t base = buffer.recorded * n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (batch.steps[i].action != buffer.steps[base + i].action)
+        detail::invalid("Ppo::record: batch.steps[", i, "].action = ", batch.steps[i].action, ", but act chose action ",
+                        buffer.steps[base + i].action, " for environment ", i);
+    if (buffer.recorded == 0) buffer.episodes.clear();
     for (std::size_t i = 0; i < n; ++i) {
       const ActedStep& s = batch.steps[i];
-      steps_[base + i] = s;
+      buffer.steps[base + i] = s;
       if (s.terminated || s.truncated)
-        episodes_.push_back({i, recorded_, s.episode_return, s.episode_length, s.terminated, s.truncated});
+        buffer.episodes.push_back({i, buffer.recorded, s.episode_return, s.episode_length, s.terminated, s.truncated});
       if (textbook && s.truncated && !s.terminated)
-        final_values_[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);
+        buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);
     }
-    ++recorded_;
-    acted_ = false;
-    advantages_ready_ = false;
+    ++buffer.recorded;
+  }
+
+  /// After n_steps recorded steps: stores the n_envs features the environments continue from
+  /// (after any episode-end reset: Rollout::features()), normalised with the statistics of the
+  /// moment, as the columns the advantages bootstrap from. Throws std::logic_error unless the
+  /// buffer holds n_steps recorded steps, std::invalid_argument for a span of the wrong size or
+  /// features that do not fit input_dim().
+  void bootstrap(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> bootstrap_features) {
+    const std::size_t n = options_.n_envs;
+    check_buffer("Ppo::bootstrap", buffer);
+    if (!buffer.full())
+      throw std::logic_error(detail::message("Ppo::bootstrap: the buffer holds ", buffer.recorded,
+                                             " recorded steps, expected n_steps = ", options_.n_steps));
+    if (buffer.bootstrapped()) throw std::logic_error("Ppo::bootstrap: the buffer is already bootstrapped (update it)");
+    if (bootstrap_features.size() != n)
+      detail::invalid("Ppo::bootstrap: bootstrap_features holds ", bootstrap_features.size(),
+                      " entries, expected options.n_envs = ", n);
+    detail::check_ppo_features("Ppo::bootstrap", "bootstrap_features", bootstrap_features, input_dim());
+    for (std::size_t i = 0; i < n; ++i) buffer.features.set(samples_ + i, bootstrap_features[i]);
+    normalize(buffer.features, samples_, n);
+    buffer.acted = options_.n_steps + 1;  // the bootstrap features are step n_steps's
   }
 
   // ---- learning ----
 
-  /// Advantages and targets of the recorded rollout (generalized_advantages with the options'
-  /// γ, gae_lambda and truncation), bootstrapping from the critic's values of bootstrap_features,
-  /// the n_envs features the environments continue from (after any episode-end reset).
-  void compute_advantages(std::span<const Phi> bootstrap_features) {
+  /// Advantages and targets of a full, bootstrapped buffer (generalized_advantages with the options'
+  /// γ, gae_lambda and truncation), bootstrapping from the critic's values of the bootstrap
+  /// features, into buffer.bootstrap_values, buffer.advantages and buffer.targets. update does this
+  /// first; call it to read them (or a minibatch's ppo_loss) without updating. Throws
+  /// std::logic_error for a buffer that is not full and bootstrapped.
+  void compute_advantages(PpoBuffer<Phi, Scalar>& buffer) {
+    check_learnable("Ppo::compute_advantages", buffer);
     const std::size_t n = options_.n_envs;
-    if (recorded_ != options_.n_steps)
-      throw std::logic_error(detail::message("Ppo::compute_advantages: the buffer holds ", recorded_,
-                                             " steps, expected n_steps = ", options_.n_steps));
-    if (bootstrap_features.size() != n)
-      detail::invalid("Ppo::compute_advantages: bootstrap_features holds ", bootstrap_features.size(),
-                      " entries, expected options.n_envs = ", n);
-    detail::check_ppo_features("Ppo::compute_advantages", "bootstrap_features", bootstrap_features, input_dim());
-    for (std::size_t i = 0; i < n; ++i) features_.set(samples_ + i, bootstrap_features[i]);
-    normalize(features_, samples_, n);
-    bootstrap_values_ = nets_.critic().forward(features_.block(samples_, n)).row(0).transpose();
+    buffer.bootstrap_values = nets_.critic().forward(buffer.features.block(samples_, n)).row(0).transpose();
     const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
-    generalized_advantages<Scalar>(gae, n, steps_, as_span(values_), as_span(bootstrap_values_), as_span(final_values_),
-                                   as_span(advantages_), as_span(targets_));
-    advantages_ready_ = true;
+    generalized_advantages<Scalar>(gae, n, buffer.steps, as_span(buffer.values), as_span(buffer.bootstrap_values),
+                                   as_span(buffer.final_values), as_span(buffer.advantages), as_span(buffer.targets));
   }
 
-  /// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on the given samples (indices into the
-  /// rollout, s = t·n_envs + i), at the current parameters, after compute_advantages: one forward
-  /// pass of both networks,
-  ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over these samples,
-  ///   population std),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
-  ///   − ent_coef·mean H(π).
-  /// With gradients = true the networks' gradients() are overwritten with d loss / dθ (dL/dlogits
-  /// and dL/dv by hand, then Mlp::backward); nothing is clipped or stepped.
-  PpoLoss minibatch_loss(std::span<const std::size_t> samples, bool gradients) {
-    if (!advantages_ready_)
-      throw std::logic_error("Ppo::minibatch_loss: no advantages for the recorded rollout (call compute_advantages)");
-    if (samples.empty()) detail::invalid("Ppo::minibatch_loss: samples must hold at least one index, got none");
-    for (std::size_t j = 0; j < samples.size(); ++j)
-      if (samples[j] >= samples_)
-        detail::invalid("Ppo::minibatch_loss: samples[", j, "] = ", samples[j], " is out of range for ", samples_,
-                        " samples");
-    grow_minibatch(samples.size());
-    return loss(samples, gradients);
-  }
-
-  /// One update from the n_steps recorded steps: compute_advantages(bootstrap_features), then
+  /// The one learning step, from a full, bootstrapped buffer: compute_advantages(buffer), then
   /// `epochs` times a fresh permutation (identity shuffled by Fisher–Yates with uniform_index on the
-  /// agent's generator) cut into `minibatches` minibatches, each: minibatch_loss with gradients,
-  /// clip_by_global_norm(max_grad_norm) over the actor's and the critic's gradients together, and
-  /// one Adam step of both networks with the learning rate of the schedule. Empties the buffer.
-  /// Throws std::logic_error unless n_steps steps are recorded, or when the learning rate anneals
-  /// and no horizon is set (options.total_updates, set_total_updates or the first train()).
-  const PpoStats& update(std::span<const Phi> bootstrap_features) {
+  /// agent's generator) cut into `minibatches` minibatches, each: ppo_loss with gradients on the
+  /// minibatch gathered from the buffer, clip_by_global_norm(max_grad_norm) over the actor's and the
+  /// critic's gradients together, and one Adam step of both networks with the learning rate of the
+  /// schedule. Empties the buffer (its episodes stay listed until the next rollout's first record;
+  /// the stats keep a copy). Throws std::logic_error for a buffer that is not full and bootstrapped,
+  /// or when the learning rate anneals and no horizon is set (options.total_updates,
+  /// set_total_updates or the first train()); a refused call changes nothing.
+  const PpoStats& update(PpoBuffer<Phi, Scalar>& buffer) {
+    check_learnable("Ppo::update", buffer);
     if (options_.anneal_lr && horizon_ == 0)
       throw std::logic_error(
           "Ppo::update: the annealed learning rate needs a horizon: set options.total_updates, call "
           "set_total_updates or use train()");
-    compute_advantages(bootstrap_features);
+    compute_advantages(buffer);
     const std::size_t count = options_.epochs * options_.minibatches;
     PpoStats stats;
-    const double advantage_mean = advantages_.template cast<double>().mean();
-    stats.advantage_std = std::sqrt((advantages_.template cast<double>().array() - advantage_mean).square().mean());
+    const double advantage_mean = buffer.advantages.template cast<double>().mean();
+    stats.advantage_std =
+        std::sqrt((buffer.advantages.template cast<double>().array() - advantage_mean).square().mean());
     double sums[7] = {};
     for (std::size_t epoch = 0; epoch < options_.epochs; ++epoch) {
       for (std::size_t s = 0; s < samples_; ++s) permutation_[s] = s;
       for (std::size_t s = samples_; s-- > 1;)
         std::swap(permutation_[s], permutation_[static_cast<std::size_t>(uniform_index(gen_, s + 1))]);
       for (std::size_t m = 0; m < options_.minibatches; ++m) {
-        const PpoLoss l = loss(std::span<const std::size_t>(permutation_.data() + m * batch_, batch_), true);
+        minibatch_.gather(buffer, std::span<const std::size_t>(permutation_.data() + m * batch_, batch_));
+        const PpoLoss l = ppo_loss(nets_, minibatch_, loss_coefficients(), true, workspace_);
         const double norm =
             clip_by_global_norm(options_.max_grad_norm, nets_.actor().gradients(), nets_.critic().gradients());
         const double rate = learning_rate();
@@ -466,10 +448,83 @@ class Ppo {
     stats.update = updates_;
     stats.env_steps = updates_ * samples_;
     stats.adam_steps = actor_adam_.count();
-    stats.episodes = episodes_;
-    stats_ = stats;
-    recorded_ = 0;
-    return stats_;
+    stats_.set(stats, buffer.episodes);  // a copy: the stats outlive the buffer
+    buffer.clear();
+    return stats_.stats();
+  }
+
+  /// The loss's coefficients of the options (ε, vf_coef, ent_coef), for ppo_loss.
+  [[nodiscard]] PpoLossCoefficients loss_coefficients() const noexcept {
+    return {options_.clip_epsilon, options_.vf_coef, options_.ent_coef};
+  }
+
+  // ---- deprecated in 0.3.0, removed in 0.4.0: the agent's own buffer ----
+
+  /// Deprecated: act(buffer, ...) on a buffer of make_buffer() (acting(buffer) for Rollout).
+  template <std::uniform_random_bit_generator G>
+  [[deprecated("Ppo::act: keep a buffer (make_buffer) and call act(buffer, ...), or acting(buffer) for Rollout")]] void
+  act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) {
+    act(own_buffer(), features, gens, actions);
+  }
+  /// Deprecated: record(buffer, batch).
+  [[deprecated("Ppo::record: call record(buffer, batch) on the buffer act wrote")]] void record(
+      const RolloutBatch<Phi>& batch) {
+    record(own_buffer(), batch);
+    own_advantages_ = false;
+  }
+  /// Deprecated: bootstrap(buffer, features), then compute_advantages(buffer).
+  [[deprecated("Ppo::compute_advantages: call bootstrap(buffer, features), then compute_advantages(buffer)")]] void
+  compute_advantages(std::span<const Phi> bootstrap_features) {
+    rebootstrap(bootstrap_features);
+    compute_advantages(own_buffer());
+    own_advantages_ = true;
+  }
+  /// Deprecated: ppo_loss(networks(), minibatch, loss_coefficients(), gradients) on a minibatch gathered
+  /// from the buffer (PpoMinibatch::gather).
+  [[deprecated("Ppo::minibatch_loss: gather a PpoMinibatch from the buffer and call ppo_loss")]] PpoLoss minibatch_loss(
+      std::span<const std::size_t> samples, bool gradients) {
+    if (!own_advantages_)
+      throw std::logic_error("Ppo::minibatch_loss: no advantages for the recorded rollout (call compute_advantages)");
+    if (samples.empty()) detail::invalid("Ppo::minibatch_loss: samples must hold at least one index, got none");
+    for (std::size_t j = 0; j < samples.size(); ++j)
+      if (samples[j] >= samples_)
+        detail::invalid("Ppo::minibatch_loss: samples[", j, "] = ", samples[j], " is out of range for ", samples_,
+                        " samples");
+    minibatch_.gather(*own_, samples);
+    return ppo_loss(nets_, minibatch_, loss_coefficients(), gradients, workspace_);
+  }
+  /// Deprecated: bootstrap(buffer, features), then update(buffer).
+  [[deprecated("Ppo::update: call bootstrap(buffer, features), then update(buffer)")]] const PpoStats& update(
+      std::span<const Phi> bootstrap_features) {
+    if (options_.anneal_lr && horizon_ == 0)
+      throw std::logic_error(
+          "Ppo::update: the annealed learning rate needs a horizon: set options.total_updates, call "
+          "set_total_updates or use train()");
+    rebootstrap(bootstrap_features);
+    const PpoStats& stats = update(own_buffer());
+    own_advantages_ = true;  // 0.2 kept them readable after the update
+    return stats;
+  }
+  /// Deprecated: buffer.recorded of the buffer you keep.
+  [[deprecated("Ppo::recorded_steps: read buffer.recorded of the buffer you keep")]] [[nodiscard]] std::size_t
+  recorded_steps() const noexcept {
+    return own_ ? own_->recorded : 0;
+  }
+  /// Deprecated: the buffer's log_probs, values, steps, advantages and targets.
+  [[deprecated("Ppo::log_probs: read buffer.log_probs")]] [[nodiscard]] const Vector& log_probs() const {
+    return own_buffer().log_probs;
+  }
+  [[deprecated("Ppo::values: read buffer.values")]] [[nodiscard]] const Vector& values() const {
+    return own_buffer().values;
+  }
+  [[deprecated("Ppo::steps: read buffer.steps")]] [[nodiscard]] std::span<const ActedStep> steps() const {
+    return own_buffer().steps;
+  }
+  [[deprecated("Ppo::advantages: read buffer.advantages")]] [[nodiscard]] const Vector& advantages() const {
+    return own_buffer().advantages;
+  }
+  [[deprecated("Ppo::targets: read buffer.targets")]] [[nodiscard]] const Vector& targets() const {
+    return own_buffer().targets;
   }
 
   /// Deprecated in 0.3.0, removed in 0.4.0: the loop is memtrace::train(agent, rollout,
@@ -517,8 +572,6 @@ class Ppo {
   [[nodiscard]] Mlp<Scalar>& critic() noexcept { return nets_.critic(); }
   [[nodiscard]] const Mlp<Scalar>& actor() const noexcept { return nets_.actor(); }
   [[nodiscard]] const Mlp<Scalar>& critic() const noexcept { return nets_.critic(); }
-  /// Steps recorded in the buffer (0 .. n_steps).
-  [[nodiscard]] std::size_t recorded_steps() const noexcept { return recorded_; }
   [[nodiscard]] std::size_t updates() const noexcept { return updates_; }
   [[nodiscard]] std::size_t adam_steps() const noexcept { return actor_adam_.count(); }
   /// The schedule's horizon in updates (0 until set).
@@ -538,20 +591,13 @@ class Ppo {
     return LinearSchedule(options_.learning_rate,
                           horizon_ * options_.epochs * options_.minibatches)(actor_adam_.count());
   }
-  /// Per sample s = t·n_envs + i of the recorded rollout: the log-probability of the action taken
-  /// and the value, at acting time; the steps; advantages and targets (after compute_advantages).
-  [[nodiscard]] const Vector& log_probs() const noexcept { return log_probs_; }
-  [[nodiscard]] const Vector& values() const noexcept { return values_; }
-  [[nodiscard]] std::span<const ActedStep> steps() const noexcept { return steps_; }
-  [[nodiscard]] const Vector& advantages() const noexcept { return advantages_; }
-  [[nodiscard]] const Vector& targets() const noexcept { return targets_; }
   /// The feature normaliser (dim 0 unless options.normalize_features).
   [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
   /// Stops (and resumes) act's updates of the normaliser's statistics (FeatureNormalizer::freeze).
   void freeze_normalizer() noexcept { normalizer_.freeze(); }
   void unfreeze_normalizer() noexcept { normalizer_.unfreeze(); }
   /// The statistics of the last update.
-  [[nodiscard]] const PpoStats& last_stats() const noexcept { return stats_; }
+  [[nodiscard]] const PpoStats& last_stats() const noexcept { return stats_.stats(); }
   /// The agent's generator (parameters at construction, permutations at every epoch).
   [[nodiscard]] const DefaultGenerator& generator() const noexcept { return gen_; }
 
@@ -626,117 +672,61 @@ class Ppo {
   /// The critic's value of one feature vector (a forward pass of batch 1 through the first column of
   /// the minibatch workspace, which every update fills: no allocation for MultiHot<dynamic> either).
   Scalar value(const Phi& phi) {
-    minibatch_.set(0, phi);
-    normalize(minibatch_, 0, 1);
-    return nets_.critic().forward(minibatch_.block(0, 1))(0, 0);
+    minibatch_.features.set(0, phi);
+    normalize(minibatch_.features, 0, 1);
+    return nets_.critic().forward(minibatch_.features.block(0, 1))(0, 0);
   }
 
   /// Normalises columns [first, first + count) of `store` if the options ask for it.
-  void normalize(detail::FeatureStore<Phi, Scalar>& store, std::size_t first, std::size_t count) const {
+  void normalize(FeatureColumns<Phi, Scalar>& store, std::size_t first, std::size_t count) const {
     if constexpr (!sparse)
       if (options_.normalize_features) store.normalize(first, count, normalizer_);
   }
 
-  /// Makes the minibatch workspace hold at least b samples.
-  void grow_minibatch(std::size_t b) {
-    if (b <= capacity_) return;
-    const auto k = static_cast<Eigen::Index>(num_actions()), cols = static_cast<Eigen::Index>(b);
-    minibatch_.resize(input_dim(), b);
-    actions_.resize(b);
-    probs_.resize(k, cols);
-    log_probs_all_.resize(k, cols);
-    d_logits_.resize(k, cols);
-    d_values_.resize(1, cols);
-    row_max_.resize(cols);
-    row_sum_.resize(cols);
-    entropy_.resize(cols);
-    coef_.resize(cols);
-    capacity_ = b;
+  /// Throws unless buffer was made for this agent (make_buffer).
+  void check_buffer(const char* who, const PpoBuffer<Phi, Scalar>& buffer) const {
+    const auto shape = [&](const char* member, std::size_t got, std::size_t expected) {
+      if (got != expected)
+        detail::invalid(who, ": buffer.", member, " is ", got, ", expected ", expected,
+                        " for this agent: make the buffer with make_buffer()");
+    };
+    shape("n_envs", buffer.n_envs, options_.n_envs);
+    shape("n_steps", buffer.n_steps, options_.n_steps);
+    shape("features.size()", buffer.features.size(), samples_ + options_.n_envs);
+    shape("features.dim()", buffer.features.dim(), input_dim());
+    shape("steps.size()", buffer.steps.size(), samples_);
+    shape("log_probs.size()", static_cast<std::size_t>(buffer.log_probs.size()), samples_);
+    shape("values.size()", static_cast<std::size_t>(buffer.values.size()), samples_);
+    shape("final_values.size()", static_cast<std::size_t>(buffer.final_values.size()), samples_);
+    shape("advantages.size()", static_cast<std::size_t>(buffer.advantages.size()), samples_);
+    shape("targets.size()", static_cast<std::size_t>(buffer.targets.size()), samples_);
+    shape("bootstrap_values.size()", static_cast<std::size_t>(buffer.bootstrap_values.size()), options_.n_envs);
+    if (buffer.recorded > buffer.n_steps || (buffer.acted != buffer.recorded && buffer.acted != buffer.recorded + 1))
+      detail::invalid(who, ": buffer's fill levels are inconsistent (recorded = ", buffer.recorded,
+                      ", acted = ", buffer.acted, "; expected acted = recorded or recorded + 1 <= n_steps + 1)");
   }
 
-  /// The loss (and gradients) on the given samples; indices already checked.
-  PpoLoss loss(std::span<const std::size_t> samples, bool gradients) {
-    const std::size_t b = samples.size();
-    const auto cols = static_cast<Eigen::Index>(b);
-    const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
-    // Gather the minibatch and normalise its advantages (population std, + 1e-8), in double.
-    double mean = 0;
-    for (std::size_t j = 0; j < b; ++j) {
-      minibatch_.copy_from(j, features_, samples[j]);
-      actions_[j] = steps_[samples[j]].action;
-      mean += static_cast<double>(advantages_[static_cast<Eigen::Index>(samples[j])]);
-    }
-    mean /= static_cast<double>(b);
-    double var = 0;
-    for (std::size_t j = 0; j < b; ++j) {
-      const double d = static_cast<double>(advantages_[static_cast<Eigen::Index>(samples[j])]) - mean;
-      var += d * d;
-    }
-    const double denominator = std::sqrt(var / static_cast<double>(b)) + 1e-8;
+  /// Throws unless buffer is full and bootstrapped.
+  void check_learnable(const char* who, const PpoBuffer<Phi, Scalar>& buffer) const {
+    check_buffer(who, buffer);
+    if (!buffer.full())
+      throw std::logic_error(detail::message(who, ": the buffer holds ", buffer.recorded,
+                                             " recorded steps, expected n_steps = ", options_.n_steps));
+    if (!buffer.bootstrapped())
+      throw std::logic_error(detail::message(who, ": the buffer has no bootstrap features (call bootstrap)"));
+  }
 
-    const auto input = minibatch_.block(0, b);
-    const auto logits = nets_.actor().forward(input);
-    const auto v_new = nets_.critic().forward(input);
+  /// The deprecated members' bootstrap: 0.2 took the bootstrap features at every call.
+  void rebootstrap(std::span<const Phi> bootstrap_features) {
+    PpoBuffer<Phi, Scalar>& own = own_buffer();
+    if (own.bootstrapped()) own.acted = own.n_steps;
+    bootstrap(own, bootstrap_features);
+  }
 
-    // log-softmax and entropy of every column, vectorised over the minibatch.
-    auto m = row_max_.head(cols);
-    auto sum = row_sum_.head(cols);
-    auto p = probs_.leftCols(cols);
-    auto logp = log_probs_all_.leftCols(cols);
-    auto h = entropy_.head(cols);
-    m = logits.colwise().maxCoeff();
-    p = (logits.rowwise() - m).array().exp().matrix();
-    sum = p.colwise().sum();
-    p.array().rowwise() /= sum.array();
-    sum.array() = m.array() + sum.array().log();  // log Z (in place: broadcasting an expression would allocate)
-    logp = logits.rowwise() - sum;
-    h = -(p.array() * logp.array()).colwise().sum().matrix();
-
-    const auto lo = static_cast<Scalar>(1.0 - options_.clip_epsilon),
-               hi = static_cast<Scalar>(1.0 + options_.clip_epsilon);
-    const auto vf = static_cast<Scalar>(options_.vf_coef);
-    double policy_loss = 0, value_loss = 0, entropy = 0, kl = 0, clipped = 0;
-    auto coef = coef_.head(cols);
-    auto dv = d_values_.leftCols(cols);
-    for (std::size_t j = 0; j < b; ++j) {
-      const auto s = static_cast<Eigen::Index>(samples[j]);
-      const auto jj = static_cast<Eigen::Index>(j);
-      const Scalar adv = static_cast<Scalar>((static_cast<double>(advantages_[s]) - mean) / denominator);
-      const Scalar log_ratio = logp(static_cast<Eigen::Index>(actions_[j]), jj) - log_probs_[s];
-      const Scalar ratio = std::exp(log_ratio);
-      const Scalar surrogate = ratio * adv, clipped_surrogate = std::clamp(ratio, lo, hi) * adv;
-      const bool unclipped = surrogate <= clipped_surrogate;  // the min is the unclipped term: it has a gradient
-      policy_loss -= static_cast<double>(unclipped ? surrogate : clipped_surrogate);
-      coef[jj] = unclipped ? -adv * scale * ratio : Scalar(0);  // d loss / d log π(a)
-      kl += static_cast<double>((ratio - Scalar(1)) - log_ratio);
-      clipped += std::abs(static_cast<double>(ratio) - 1.0) > options_.clip_epsilon ? 1.0 : 0.0;
-      const Scalar error = v_new(0, jj) - targets_[s];
-      value_loss += 0.5 * static_cast<double>(error) * static_cast<double>(error);
-      dv(0, jj) = vf * error * scale;
-      entropy += static_cast<double>(h[jj]);
-    }
-    const double nb = static_cast<double>(b);
-    PpoLoss out;
-    out.policy_loss = policy_loss / nb;
-    out.value_loss = value_loss / nb;
-    out.entropy = entropy / nb;
-    out.approx_kl = kl / nb;
-    out.clip_fraction = clipped / nb;
-    out.loss = out.policy_loss + options_.vf_coef * out.value_loss - options_.ent_coef * out.entropy;
-    if (!gradients) return out;
-
-    // dL/dlogits = coef_j (e_a − π_j) + (ent_coef / B) π_j ⊙ (log π_j + H_j)
-    // (the surrogate through d log π(a)/dℓ = e_a − π; the entropy through dH/dℓ = −π ⊙ (log π + H)).
-    auto dl = d_logits_.leftCols(cols);
-    const auto ent = static_cast<Scalar>(options_.ent_coef) * scale;
-    dl = ((logp.array().rowwise() + h.array()) * ent).matrix();
-    dl.array().rowwise() -= coef.array();
-    dl.array() *= p.array();
-    for (std::size_t j = 0; j < b; ++j)
-      dl(static_cast<Eigen::Index>(actions_[j]), static_cast<Eigen::Index>(j)) += coef[static_cast<Eigen::Index>(j)];
-    nets_.actor().backward(input, dl);
-    nets_.critic().backward(input, dv);
-    return out;
+  /// The buffer of the deprecated members, made on first use.
+  PpoBuffer<Phi, Scalar>& own_buffer() const {
+    if (!own_) own_.emplace(make_buffer());
+    return *own_;
   }
 
   PpoOptions options_;
@@ -748,25 +738,15 @@ class Ppo {
   FeatureNormalizer normalizer_;  // dim 0 unless options_.normalize_features
   std::size_t horizon_ = options_.total_updates;
 
-  // The rollout buffer, sample s = t·n_envs + i (features: n_envs more columns for the bootstrap).
-  detail::FeatureStore<Phi, Scalar> features_;
-  std::vector<ActedStep> steps_;
-  Vector log_probs_, values_, final_values_, advantages_, targets_, bootstrap_values_;
-  std::vector<EpisodeEnd> episodes_;
-  std::size_t recorded_ = 0;
-  bool acted_ = false;
-  bool advantages_ready_ = false;
+  mutable std::optional<PpoBuffer<Phi, Scalar>> own_;  // the deprecated members' buffer
+  bool own_advantages_ = false;                        // own_ holds advantages for minibatch_loss
 
-  // Minibatch workspace.
   std::vector<std::size_t> permutation_;
-  detail::FeatureStore<Phi, Scalar> minibatch_;
-  std::vector<Action> actions_;
-  Matrix probs_, log_probs_all_, d_logits_;
-  RowVector d_values_, row_max_, row_sum_, entropy_, coef_;
-  std::size_t capacity_ = 0;
+  PpoMinibatch<Phi, Scalar> minibatch_;  // also the scratch column of value()
+  PpoLossWorkspace<Scalar> workspace_;
 
   std::size_t updates_ = 0;
-  PpoStats stats_;
+  detail::PpoStatsRecord stats_;
 };
 
 }  // namespace memtrace

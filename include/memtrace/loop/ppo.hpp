@@ -1,7 +1,8 @@
 #pragma once
 // PPO's driver: train an agent on a rollout for a budget of environment steps, and evaluate its
 // stochastic policy on a copy of an environment and memory. Free functions over the agent's public
-// steps (act, record, update, policy), so the agent (learn/ppo.hpp) knows nothing of the loop.
+// data path (make_buffer, acting, bootstrap, update, policy), so that the agent (learn/ppo.hpp)
+// knows nothing of the loop.
 // See docs/control.md ("PPO").
 
 #include <concepts>
@@ -24,16 +25,19 @@ namespace memtrace {
 
 /// Trains agent on rollout (n_envs environments whose memories give features of type Phi and
 /// dimension input_dim()) for total_env_steps / (n_envs·n_steps) updates (the remainder is not
-/// run): each update runs n_steps rollout steps with the agent as the policy and record as the
-/// sink, then agent.update() from the features the environments continue from, then calls
-/// on_update(const PpoStats&); if on_update returns bool, false stops training. With annealing
-/// and no horizon yet (agent.total_updates() == 0), the first train sets it to its number of
-/// updates. Throws std::invalid_argument (before any step) for a rollout whose size is not n_envs,
-/// a memory whose dim() is not input_dim(), total_env_steps < n_envs·n_steps, or a horizon whose
-/// Adam steps would overflow; std::logic_error if steps are already recorded.
+/// run), on the caller's empty buffer (agent.make_buffer(); keeping it across calls, training
+/// allocates nothing after its first update): each update runs n_steps rollout steps with
+/// agent.acting(buffer) as the policy and the sink, bootstraps from the features the environments
+/// continue from (rollout.features()), calls agent.update(buffer), then on_update(const PpoStats&);
+/// if on_update returns bool, false stops training. With annealing and no horizon yet
+/// (agent.total_updates() == 0), the first train sets it to its number of updates. Throws
+/// std::invalid_argument (before any step) for a rollout whose size is not n_envs, a memory whose
+/// dim() is not input_dim(), total_env_steps < n_envs·n_steps, a horizon whose Adam steps would
+/// overflow or a buffer of another shape; std::logic_error for a buffer that is not empty.
 template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
+void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
+           std::size_t total_env_steps, OnUpdate&& on_update) {
   const PpoOptions& options = agent.options();
   const std::size_t n = options.n_envs;
   const std::size_t samples = n * options.n_steps;  // no overflow: the agent checked it
@@ -45,9 +49,10 @@ void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t tot
                       ", expected input_dim = ", agent.input_dim());
   if (total_env_steps < samples)
     detail::invalid("train: total_env_steps must be at least n_envs·n_steps = ", samples, ", got ", total_env_steps);
-  if (agent.recorded_steps() != 0)
-    throw std::logic_error(detail::message("train: the agent's buffer already holds ", agent.recorded_steps(),
-                                           " recorded steps (finish them with update first)"));
+  PpoActing<Phi, Scalar> acting = agent.acting(buffer);  // checks the buffer's shape
+  if (buffer.recorded != 0 || buffer.acted != 0)
+    throw std::logic_error(
+        detail::message("train: the buffer holds ", buffer.recorded, " recorded steps (update or clear it first)"));
   const std::size_t n_updates = total_env_steps / samples;
   if (options.anneal_lr && agent.total_updates() == 0) {
     if (detail::checked_mul(n_updates, options.epochs * options.minibatches) == 0)
@@ -55,10 +60,10 @@ void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t tot
                       " updates of epochs·minibatches = ", options.epochs * options.minibatches, " steps each");
     agent.set_total_updates(n_updates);
   }
-  const auto sink = [&agent](const RolloutBatch<Phi>& batch) { agent.record(batch); };
   for (std::size_t u = 0; u < n_updates; ++u) {
-    rollout.run(agent, options.n_steps, sink);
-    const PpoStats& stats = agent.update(rollout.features());
+    rollout.run(acting, options.n_steps, acting);
+    acting.bootstrap(rollout.features());
+    const PpoStats& stats = agent.update(buffer);
     if constexpr (std::same_as<std::invoke_result_t<OnUpdate&, const PpoStats&>, bool>) {
       if (!on_update(stats)) return;
     } else {
@@ -67,10 +72,25 @@ void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t tot
   }
 }
 
+/// train on a buffer of its own (allocated at each call).
+template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
+requires std::same_as<features_t<M>, Phi>
+void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
+  PpoBuffer<Phi, Scalar> buffer = agent.make_buffer();
+  train(agent, buffer, rollout, total_env_steps, std::forward<OnUpdate>(on_update));
+}
+
 template <class Phi, class Scalar, class Env, class M, class G>
 requires std::same_as<features_t<M>, Phi>
 void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
   train(agent, rollout, total_env_steps, [](const PpoStats&) {});
+}
+
+template <class Phi, class Scalar, class Env, class M, class G>
+requires std::same_as<features_t<M>, Phi>
+void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
+           std::size_t total_env_steps) {
+  train(agent, buffer, rollout, total_env_steps, [](const PpoStats&) {});
 }
 
 /// The official evaluation (docs/control.md, "Evaluation"): `episodes` episodes of a copy of env

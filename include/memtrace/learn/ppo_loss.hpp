@@ -1,0 +1,167 @@
+#pragma once
+// PPO's loss on one minibatch, a function of the networks, the minibatch and three coefficients:
+// the clipped surrogate, the value loss and the entropy bonus, with its gradient by hand (dL/dlogits
+// and dL/dv, then Mlp::backward). See docs/control.md ("The loss").
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "memtrace/learn/actor_critic.hpp"
+#include "memtrace/learn/ppo_buffer.hpp"
+#include "memtrace/vocabulary.hpp"
+
+namespace memtrace {
+
+/// The loss's coefficients (PpoOptions holds them with the same names and defaults).
+struct PpoLossCoefficients {
+  double clip_epsilon = 0.2;  ///< ε of the clipped ratio, > 0
+  double vf_coef = 0.5;       ///< weight of the value loss, >= 0
+  double ent_coef = 0.01;     ///< weight of the entropy bonus, >= 0
+};
+
+/// The terms of the PPO loss on one minibatch (means over its samples), and two diagnostics.
+struct PpoLoss {
+  double loss = 0;           ///< policy_loss + vf_coef·value_loss − ent_coef·entropy
+  double policy_loss = 0;    ///< −mean min(r Â, clip(r, 1 − ε, 1 + ε) Â)
+  double value_loss = 0;     ///< mean 0.5 (v − target)²
+  double entropy = 0;        ///< mean entropy of the policy
+  double approx_kl = 0;      ///< mean (r − 1) − log r
+  double clip_fraction = 0;  ///< fraction of samples with |r − 1| > ε
+};
+
+/// Scratch space of ppo_loss (softmax, entropy, the gradients with respect to logits and values);
+/// it grows to the largest minibatch and is kept, so that a loop of updates allocates nothing.
+template <class Scalar>
+struct PpoLossWorkspace {
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+  Matrix probs, log_probs, d_logits;
+  RowVector d_values, row_max, row_sum, entropy, coef;
+
+  void reserve(std::size_t num_actions, std::size_t b) {
+    if (static_cast<std::size_t>(coef.size()) >= b && static_cast<std::size_t>(probs.rows()) == num_actions) return;
+    const auto k = static_cast<Eigen::Index>(num_actions), cols = static_cast<Eigen::Index>(b);
+    probs.resize(k, cols);
+    log_probs.resize(k, cols);
+    d_logits.resize(k, cols);
+    d_values.resize(1, cols);
+    row_max.resize(cols);
+    row_sum.resize(cols);
+    entropy.resize(cols);
+    coef.resize(cols);
+  }
+};
+
+/// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
+/// parameters of nets: one forward pass of both networks,
+///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
+///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
+///   − ent_coef·mean H(π).
+/// With gradients = true the networks' gradients() are overwritten with d loss / dθ; nothing is
+/// clipped or stepped. Nothing else changes but the networks' forward caches and the workspace.
+/// Throws std::invalid_argument for an empty minibatch, a count beyond what it holds, an action
+/// out of range, or features that do not fit the networks (Mlp::forward checks them), before any
+/// gradient is written.
+template <class Phi, class Scalar>
+PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& minibatch,
+                 const PpoLossCoefficients& coefficients, bool gradients, PpoLossWorkspace<Scalar>& workspace) {
+  const std::size_t b = minibatch.count;
+  if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
+  if (b > minibatch.features.size() || b > minibatch.actions.size() ||
+      b > static_cast<std::size_t>(
+              std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
+    detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
+  for (std::size_t j = 0; j < b; ++j)
+    if (minibatch.actions[j] >= nets.num_actions())
+      detail::invalid("ppo_loss: minibatch.actions[", j, "] = ", minibatch.actions[j],
+                      ", expected < num_actions = ", nets.num_actions());
+  workspace.reserve(nets.num_actions(), b);
+  const auto cols = static_cast<Eigen::Index>(b);
+  const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
+  // Normalise the minibatch's advantages (population std, + 1e-8), in double.
+  double mean = 0;
+  for (std::size_t j = 0; j < b; ++j) mean += static_cast<double>(minibatch.advantages[static_cast<Eigen::Index>(j)]);
+  mean /= static_cast<double>(b);
+  double var = 0;
+  for (std::size_t j = 0; j < b; ++j) {
+    const double d = static_cast<double>(minibatch.advantages[static_cast<Eigen::Index>(j)]) - mean;
+    var += d * d;
+  }
+  const double denominator = std::sqrt(var / static_cast<double>(b)) + 1e-8;
+
+  const auto input = minibatch.features.block(0, b);
+  const auto logits = nets.actor().forward(input);
+  const auto v_new = nets.critic().forward(input);
+
+  // log-softmax and entropy of every column, vectorised over the minibatch.
+  auto m = workspace.row_max.head(cols);
+  auto sum = workspace.row_sum.head(cols);
+  auto p = workspace.probs.leftCols(cols);
+  auto logp = workspace.log_probs.leftCols(cols);
+  auto h = workspace.entropy.head(cols);
+  m = logits.colwise().maxCoeff();
+  p = (logits.rowwise() - m).array().exp().matrix();
+  sum = p.colwise().sum();
+  p.array().rowwise() /= sum.array();
+  sum.array() = m.array() + sum.array().log();  // log Z (in place: broadcasting an expression would allocate)
+  logp = logits.rowwise() - sum;
+  h = -(p.array() * logp.array()).colwise().sum().matrix();
+
+  const auto lo = static_cast<Scalar>(1.0 - coefficients.clip_epsilon),
+             hi = static_cast<Scalar>(1.0 + coefficients.clip_epsilon);
+  const auto vf = static_cast<Scalar>(coefficients.vf_coef);
+  double policy_loss = 0, value_loss = 0, entropy = 0, kl = 0, clipped = 0;
+  auto coef = workspace.coef.head(cols);
+  auto dv = workspace.d_values.leftCols(cols);
+  for (std::size_t j = 0; j < b; ++j) {
+    const auto jj = static_cast<Eigen::Index>(j);
+    const Scalar adv = static_cast<Scalar>((static_cast<double>(minibatch.advantages[jj]) - mean) / denominator);
+    const Scalar log_ratio = logp(static_cast<Eigen::Index>(minibatch.actions[j]), jj) - minibatch.old_log_probs[jj];
+    const Scalar ratio = std::exp(log_ratio);
+    const Scalar surrogate = ratio * adv, clipped_surrogate = std::clamp(ratio, lo, hi) * adv;
+    const bool unclipped = surrogate <= clipped_surrogate;  // the min is the unclipped term: it has a gradient
+    policy_loss -= static_cast<double>(unclipped ? surrogate : clipped_surrogate);
+    coef[jj] = unclipped ? -adv * scale * ratio : Scalar(0);  // d loss / d log π(a)
+    kl += static_cast<double>((ratio - Scalar(1)) - log_ratio);
+    clipped += std::abs(static_cast<double>(ratio) - 1.0) > coefficients.clip_epsilon ? 1.0 : 0.0;
+    const Scalar error = v_new(0, jj) - minibatch.targets[jj];
+    value_loss += 0.5 * static_cast<double>(error) * static_cast<double>(error);
+    dv(0, jj) = vf * error * scale;
+    entropy += static_cast<double>(h[jj]);
+  }
+  const double nb = static_cast<double>(b);
+  PpoLoss out;
+  out.policy_loss = policy_loss / nb;
+  out.value_loss = value_loss / nb;
+  out.entropy = entropy / nb;
+  out.approx_kl = kl / nb;
+  out.clip_fraction = clipped / nb;
+  out.loss = out.policy_loss + coefficients.vf_coef * out.value_loss - coefficients.ent_coef * out.entropy;
+  if (!gradients) return out;
+
+  // dL/dlogits = coef_j (e_a − π_j) + (ent_coef / B) π_j ⊙ (log π_j + H_j)
+  // (the surrogate through d log π(a)/dℓ = e_a − π; the entropy through dH/dℓ = −π ⊙ (log π + H)).
+  auto dl = workspace.d_logits.leftCols(cols);
+  const auto ent = static_cast<Scalar>(coefficients.ent_coef) * scale;
+  dl = ((logp.array().rowwise() + h.array()) * ent).matrix();
+  dl.array().rowwise() -= coef.array();
+  dl.array() *= p.array();
+  for (std::size_t j = 0; j < b; ++j)
+    dl(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j)) +=
+        coef[static_cast<Eigen::Index>(j)];
+  nets.actor().backward(input, dl);
+  nets.critic().backward(input, dv);
+  return out;
+}
+
+/// ppo_loss with a workspace of its own (allocates; for tests and one-off evaluations).
+template <class Phi, class Scalar>
+PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& minibatch,
+                 const PpoLossCoefficients& coefficients, bool gradients) {
+  PpoLossWorkspace<Scalar> workspace;
+  return ppo_loss(nets, minibatch, coefficients, gradients, workspace);
+}
+
+}  // namespace memtrace
