@@ -3,13 +3,7 @@
 
 #include <iostream>
 
-#include "build_info.hpp"  // --help and --version (examples only)
-
-int main(int argc, char** argv) {
-  if (const auto done = memtrace::examples::no_flags(
-          argc, argv, "environments_basics",
-          "The environments of the paper simulated step by step, with their exact models (docs/environments.md)."))
-    return *done;
+int main() {
   memtrace::Xoshiro256StarStar gen(42);
 
   // The paper's noisy random walk, simulated, with a memory trace of its observations.

@@ -4,14 +4,7 @@
 #include <memtrace/memtrace.hpp>
 #include <vector>
 
-#include "build_info.hpp"  // --help and --version (examples only)
-
-int main(int argc, char** argv) {
-  if (const auto done =
-          memtrace::examples::no_flags(argc, argv, "memory_basics",
-                                       "A trace, a window and a concatenated window on one stream of observations, and "
-                                       "one linear TD(0) step on each (docs/memory.md)."))
-    return *done;
+int main() {
   using namespace memtrace;
   const std::size_t num_observations = 3;
   const std::vector<Observation> stream{0, 2, 2, 1, 0};

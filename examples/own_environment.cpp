@@ -12,8 +12,6 @@
 #include <memtrace/random.hpp>
 #include <vector>
 
-#include "build_info.hpp"  // --help and --version (examples only)
-
 namespace cart {
 
 /// A cart on a line. Hidden state: position p and velocity v. Action 0 pushes left, 1 pushes
@@ -76,12 +74,7 @@ static_assert(!memtrace::ExposedState<cart::Cart>);
 static_assert(memtrace::Memory<memtrace::TraceBank<memtrace::dynamic, float>, Eigen::Vector2f>);
 static_assert(memtrace::Policy<cart::LeanBack, Eigen::VectorXf>);
 
-int main(int argc, char** argv) {
-  if (const auto done =
-          memtrace::examples::no_flags(argc, argv, "own_environment",
-                                       "Your own environment: vector observations, a hidden state, a trace bank, a "
-                                       "policy, the rollout loop and TD evaluating the policy (docs/control.md)."))
-    return *done;
+int main() {
   using Bank = memtrace::TraceBank<memtrace::dynamic, float>;
   constexpr std::size_t n = 4;
   constexpr double discount = 0.95;

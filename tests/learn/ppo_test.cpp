@@ -840,6 +840,64 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   CHECK(after == Approx(o.max_grad_norm).epsilon(1e-12));
 }
 
+TEST_CASE("greedy_action takes the first largest logit and draws nothing; non-finite logits are refused",
+          "[sampling]") {
+  CHECK(greedy_action(Eigen::Vector4f(0.5f, -1.0f, 2.0f, 0.0f)) == 2);
+  CHECK(greedy_action(Eigen::Vector3d(1.0, 3.0, 3.0)) == 1);  // a tie: the first
+  CHECK(greedy_action(Eigen::VectorXd::Constant(1, -5.0)) == 0);
+  CHECK_THROWS_WITH(greedy_action(Eigen::Vector2d(0.0, std::numeric_limits<double>::quiet_NaN())),
+                    Catch::Contains("greedy_action: logits[1] must be finite, got nan"));
+  CHECK_THROWS_WITH(greedy_action(Eigen::VectorXd(0)), Catch::Contains("greedy_action: logits must hold at least one"));
+}
+
+TEST_CASE(
+    "a greedy policy acts by the argmax of the actor's logits and leaves the generators alone; evaluate "
+    "with it is reproducible",
+    "[ppo][greedy]") {
+  PpoOptions o = small_options();
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 4);
+  Xoshiro256StarStar noise(3);
+  for (auto& p : agent.actor().parameters()) p += 0.5 * standard_normal(noise);
+  PpoPolicy<Eigen::VectorXd, double> greedy = agent.policy(ActionSelection::greedy);
+  PpoPolicy<Eigen::VectorXd, double> sampled = agent.policy();
+  CHECK(greedy.selection() == ActionSelection::greedy);
+  CHECK(sampled.selection() == ActionSelection::sample);
+  std::vector<Eigen::VectorXd> phis;
+  for (int k = 0; k < 6; ++k) phis.push_back(Eigen::VectorXd::Random(5));
+  std::vector<DefaultGenerator> gens(6, DefaultGenerator(8));
+  std::vector<Action> actions(6);
+  greedy.act(std::span<const Eigen::VectorXd>(phis), std::span(gens), std::span(actions));
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < 6; ++i) {
+    const Eigen::MatrixXd x = phis[i];
+    const Eigen::VectorXd logits = agent.actor().forward(x).col(0);
+    Eigen::Index best = 0;
+    logits.maxCoeff(&best);
+    CHECK(actions[i] == static_cast<Action>(best));
+    CHECK(gens[i] == DefaultGenerator(8));  // nothing drawn
+    DefaultGenerator one(8);
+    CHECK(greedy.act(phis[i], one) == actions[i]);
+    CHECK(one == DefaultGenerator(8));
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+      DefaultGenerator g(seed);
+      differ += sampled.act(phis[i], g) != actions[i];
+    }
+  }
+  CHECK(differ > 0);  // the sampled policy is not the greedy one
+
+  DefaultGenerator a(5), b(5), c(5);
+  const auto first = evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, a, 20, ActionSelection::greedy);
+  const auto second = evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, b, 20,
+                               std::numeric_limits<std::size_t>::max(), ActionSelection::greedy);
+  CHECK(first.size() == 20);
+  CHECK(first == second);
+  CHECK(a == b);
+  CHECK(evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, c, 20) != first);  // sampling differs
+  using Policy = PpoPolicy<Eigen::VectorXd, double>;
+  CHECK_THROWS_WITH(Policy(agent.actor(), nullptr, static_cast<ActionSelection>(7)),
+                    Catch::Contains("PpoPolicy: selection must be sample or greedy, got 7"));
+}
+
 TEST_CASE("sample_categorical draws each action with its softmax probability using one uniform_real a draw",
           "[sampling]") {
   const Eigen::Vector4f logits(0.5f, -1.0f, 2.0f, 0.0f);

@@ -74,6 +74,23 @@ template <class Derived, std::uniform_random_bit_generator G>
   return {static_cast<Action>(chosen), (static_cast<double>(logits.coeff(chosen)) - max) - std::log(total)};
 }
 
+/// The greedy action of a categorical policy: the first k of largest logit (argmax of softmax(ℓ)).
+/// Draws nothing. The logits (at least one entry) must be finite: a diverged network throws
+/// std::domain_error, as in sample_categorical.
+template <class Derived>
+[[nodiscard]] Action greedy_action(const Eigen::MatrixBase<Derived>& logits) {
+  const Eigen::Index n = logits.size();
+  if (n == 0) detail::invalid("greedy_action: logits must hold at least one entry, got none");
+  Eigen::Index best = 0;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const auto l = static_cast<double>(logits.coeff(k));
+    if (!std::isfinite(l))
+      throw std::domain_error(detail::message("greedy_action: logits[", k, "] must be finite, got ", l));
+    if (l > static_cast<double>(logits.coeff(best))) best = k;
+  }
+  return static_cast<Action>(best);
+}
+
 /// The actor-critic of the paper's PPO agent: an actor {d, h_1, ..., h_n, |U|} (logits) and a critic
 /// {d, h_1, ..., h_n, 1} (value), two separate Mlp<Scalar> on the same input (no shared trunk).
 /// Hidden sizes default to {64, 64}; none (a linear actor and critic) is allowed.

@@ -117,18 +117,26 @@ class PpoStatsRecord {
 };
 }  // namespace detail
 
-/// The stochastic policy of a Ppo agent, for acting outside training (evaluation, rendering): a
-/// Policy and a BatchPolicy that samples from the actor (sample_categorical with the environment's
-/// generator) and records nothing. It refers to the agent's actor and, if the agent normalises its
-/// features, to its normaliser, which it only reads (it sees the statistics of the moment, and more
-/// training moves them): keep the agent alive.
+/// How a policy picks an action from its actor's logits: draws from softmax(ℓ) (sample_categorical
+/// with the environment's generator: the policy PPO learns), or takes the most probable action
+/// (greedy_action, drawing nothing).
+enum class ActionSelection { sample, greedy };
+
+/// The policy of a Ppo agent, for acting outside training (evaluation, rendering): a Policy and a
+/// BatchPolicy that samples from the actor or acts greedily (ActionSelection) and records nothing.
+/// It refers to the agent's actor and, if the agent normalises its features, to its normaliser,
+/// which it only reads (it sees the statistics of the moment, and more training moves them): keep
+/// the agent alive.
 template <class Phi, class Scalar = float>
 class PpoPolicy {
  public:
   /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are),
-  /// which must have the actor's input dimension (dense features only).
-  explicit PpoPolicy(Mlp<Scalar>& actor, const FeatureNormalizer* normalizer = nullptr)
-      : actor_(&actor), normalizer_(normalizer) {
+  /// which must have the actor's input dimension (dense features only), choosing as `selection` says.
+  explicit PpoPolicy(Mlp<Scalar>& actor, const FeatureNormalizer* normalizer = nullptr,
+                     ActionSelection selection = ActionSelection::sample)
+      : actor_(&actor), normalizer_(normalizer), selection_(selection) {
+    if (selection != ActionSelection::sample && selection != ActionSelection::greedy)
+      detail::invalid("PpoPolicy: selection must be sample or greedy, got ", static_cast<int>(selection));
     if (normalizer == nullptr) return;
     if constexpr (detail::ppo_sparse<Phi>)
       detail::invalid("PpoPolicy: a normalizer needs dense features, got MultiHot");
@@ -137,7 +145,8 @@ class PpoPolicy {
                       ", expected the actor's input_dim = ", actor.input_dim());
   }
 
-  /// One environment: an action drawn from softmax(actor(φ)) with one uniform_real(gen).
+  /// One environment: an action drawn from softmax(actor(φ)) with one uniform_real(gen), or the
+  /// greedy one (gen untouched).
   template <std::uniform_random_bit_generator G>
   Action act(const Phi& features, G& gen) {
     const std::span<const Phi> one(&features, 1);
@@ -145,7 +154,7 @@ class PpoPolicy {
     inputs_.resize(actor_->input_dim(), 1);
     inputs_.set(0, features);
     normalize(1);
-    return sample_categorical(actor_->forward(inputs_.block(0, 1)).col(0), gen).action;
+    return choose(actor_->forward(inputs_.block(0, 1)).col(0), gen);
   }
 
   /// A batch: actions[i] from features[i] with gens[i] (one forward pass of the actor).
@@ -160,8 +169,10 @@ class PpoPolicy {
     normalize(features.size());
     const auto logits = actor_->forward(inputs_.block(0, features.size()));
     for (std::size_t i = 0; i < features.size(); ++i)
-      actions[i] = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]).action;
+      actions[i] = choose(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
   }
+
+  [[nodiscard]] ActionSelection selection() const noexcept { return selection_; }
 
  private:
   void normalize(std::size_t count) {
@@ -169,8 +180,14 @@ class PpoPolicy {
       if (normalizer_ != nullptr) inputs_.normalize(0, count, *normalizer_);
   }
 
+  template <class Logits, class G>
+  Action choose(const Logits& logits, G& gen) const {
+    return selection_ == ActionSelection::greedy ? greedy_action(logits) : sample_categorical(logits, gen).action;
+  }
+
   Mlp<Scalar>* actor_;
   const FeatureNormalizer* normalizer_;
+  ActionSelection selection_;
   FeatureColumns<Phi, Scalar> inputs_;
 };
 
@@ -542,9 +559,9 @@ class Ppo {
 
   // ---- acting outside training ----
 
-  /// The stochastic policy (the actor, sampled), recording nothing: for evaluation and replays.
-  [[nodiscard]] PpoPolicy<Phi, Scalar> policy() {
-    return PpoPolicy<Phi, Scalar>(nets_.actor(), options_.normalize_features ? &normalizer_ : nullptr);
+  /// The policy (the actor, sampled or greedy), recording nothing: for evaluation and replays.
+  [[nodiscard]] PpoPolicy<Phi, Scalar> policy(ActionSelection selection = ActionSelection::sample) {
+    return PpoPolicy<Phi, Scalar>(nets_.actor(), options_.normalize_features ? &normalizer_ : nullptr, selection);
   }
 
   /// Deprecated in 0.3.0, removed in 0.4.0: memtrace::evaluate(agent, env, memory, gen,

@@ -95,23 +95,25 @@ void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env,
 
 /// The official evaluation (docs/control.md, "Evaluation"): `episodes` episodes of a copy of env
 /// with a copy of memory, one after the other (a Rollout of one environment: the memory is reset
-/// with the environment at every episode start), acting with agent.policy(), drawing from gen
-/// (which advances). Returns the episodes (env 0, step counted from the first step of the
-/// evaluation). It stops early after max_steps steps (an episode still running then is not
+/// with the environment at every episode start), acting with agent.policy(selection) (sampled, the
+/// official evaluation, or greedy), drawing from gen (which advances; a greedy policy draws only
+/// what the environment draws). Returns the episodes (env 0, step counted from the first step of
+/// the evaluation). It stops early after max_steps steps (an episode still running then is not
 /// returned): fewer than `episodes` come back when the cap binds, so that a policy that never ends
 /// its episodes is evaluated in bounded time. Throws std::invalid_argument for max_steps = 0 or a
 /// memory whose dim() is not input_dim().
 template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
     Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
-    std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
+    std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
+    ActionSelection selection = ActionSelection::sample) {
   if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
     detail::invalid("evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", agent.input_dim());
   if (max_steps == 0) detail::invalid("evaluate: max_steps must be at least 1, got 0");
   std::vector<EpisodeEnd> out;
   out.reserve(episodes);
   Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
-  PpoPolicy<Phi, Scalar> pi = agent.policy();
+  PpoPolicy<Phi, Scalar> pi = agent.policy(selection);
   std::size_t t = 0;
   while (out.size() < episodes && t < max_steps) {
     one.step(pi, [&](const RolloutBatch<Phi>& batch) {
@@ -123,6 +125,15 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
   }
   gen = one.generator(0);
   return out;
+}
+
+/// evaluate with the selection before the (optional) step cap: evaluate(agent, env, memory, gen,
+/// 100, ActionSelection::greedy).
+template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
+requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
+    Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes, ActionSelection selection,
+    std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
+  return evaluate(agent, env, memory, gen, episodes, max_steps, selection);
 }
 
 namespace detail {
