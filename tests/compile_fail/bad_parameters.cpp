@@ -1,7 +1,9 @@
 // Compile-time parameters and arguments memtrace must refuse with a message. ctest compiles this
 // file once per MEMTRACE_CASE_* and expects the message (a static_assert's, or the comment on the
 // line of a deleted overload, which the compiler prints); without a case it must compile.
-#include <memtrace/memtrace.hpp>
+// The memory headers alone, not the umbrella: the file is compiled 11 times a build.
+#include <memtrace/memory/memory_trace.hpp>
+#include <memtrace/memory/window.hpp>
 
 int main() {
 #if defined(MEMTRACE_CASE_lambda_ratio_one)

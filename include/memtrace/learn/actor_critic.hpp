@@ -22,6 +22,27 @@
 
 namespace memtrace {
 
+namespace detail {
+struct LargestLogit {
+  Eigen::Index index = 0;  // the first k of largest logit
+  double value = 0.0;
+};
+// The checks both action choices make: at least one logit, every one finite (a diverged network
+// throws std::domain_error naming `who`).
+template <class Derived>
+[[nodiscard]] LargestLogit largest_logit(const char* who, const Eigen::MatrixBase<Derived>& logits) {
+  const Eigen::Index n = logits.size();
+  if (n == 0) invalid(who, ": logits must hold at least one entry, got none");
+  LargestLogit best{0, -std::numeric_limits<double>::infinity()};
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const auto l = static_cast<double>(logits.coeff(k));
+    if (!std::isfinite(l)) throw std::domain_error(message(who, ": logits[", k, "] must be finite, got ", l));
+    if (l > best.value) best = {k, l};
+  }
+  return best;
+}
+}  // namespace detail
+
 /// An action drawn from a categorical policy and its log-probability.
 struct CategoricalSample {
   Action action = 0;
@@ -37,14 +58,7 @@ struct CategoricalSample {
 template <class Derived, std::uniform_random_bit_generator G>
 [[nodiscard]] CategoricalSample sample_categorical(const Eigen::MatrixBase<Derived>& logits, G& gen) {
   const Eigen::Index n = logits.size();
-  if (n == 0) detail::invalid("sample_categorical: logits must hold at least one entry, got none");
-  double max = -std::numeric_limits<double>::infinity();
-  for (Eigen::Index k = 0; k < n; ++k) {
-    const auto l = static_cast<double>(logits.coeff(k));
-    if (!std::isfinite(l))
-      throw std::domain_error(detail::message("sample_categorical: logits[", k, "] must be finite, got ", l));
-    max = l > max ? l : max;
-  }
+  const double max = detail::largest_logit("sample_categorical", logits).value;
   // At most a few actions: the weights live on the stack when |U| <= 16.
   constexpr Eigen::Index on_stack = 16;
   double stack_weights[on_stack];
@@ -79,16 +93,7 @@ template <class Derived, std::uniform_random_bit_generator G>
 /// std::domain_error, as in sample_categorical.
 template <class Derived>
 [[nodiscard]] Action greedy_action(const Eigen::MatrixBase<Derived>& logits) {
-  const Eigen::Index n = logits.size();
-  if (n == 0) detail::invalid("greedy_action: logits must hold at least one entry, got none");
-  Eigen::Index best = 0;
-  for (Eigen::Index k = 0; k < n; ++k) {
-    const auto l = static_cast<double>(logits.coeff(k));
-    if (!std::isfinite(l))
-      throw std::domain_error(detail::message("greedy_action: logits[", k, "] must be finite, got ", l));
-    if (l > static_cast<double>(logits.coeff(best))) best = k;
-  }
-  return static_cast<Action>(best);
+  return static_cast<Action>(detail::largest_logit("greedy_action", logits).index);
 }
 
 /// The actor-critic of the paper's PPO agent: an actor {d, h_1, ..., h_n, |U|} (logits) and a critic
