@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "memtrace/experiment/provenance.hpp"
-#include "memtrace/experiment/shard.hpp"
 #include "memtrace/files.hpp"
 #include "memtrace/version.hpp"
 #include "memtrace_build_info.hpp"  // generated at build time by cmake/build_info.cmake
@@ -44,21 +43,6 @@ inline void record_run(const std::filesystem::path& dir, int argc, const char* c
                        bool allow_other_version = false) {
   std::filesystem::create_directories(dir);
   record_provenance(dir, build_provenance(argc, argv), allow_other_version);
-}
-
-/// After a --merge into `dir`: what produced each shard, as dir/provenance-shard-I.txt for shard
-/// I/N (from its shard.txt), a copy of the shard folder's provenance.txt under one line naming the
-/// folder; dir/provenance.txt itself records the merge. A merge run again rewrites these files.
-inline void record_shard_provenance(const std::filesystem::path& dir,
-                                    const std::vector<std::filesystem::path>& shards) {
-  for (const std::filesystem::path& folder : shards) {
-    const Shard shard = read_shard_file(folder);
-    const std::filesystem::path source = folder / provenance_file_name;
-    std::string text = "# provenance.txt of shard " + shard.to_string() + ", from " + folder.string() + "\n";
-    text += std::filesystem::exists(source) ? detail::read_text(source)
-                                            : "# (none: written before memtrace recorded provenance)\n";
-    detail::write_text_atomically(dir / ("provenance-shard-" + std::to_string(shard.index()) + ".txt"), text);
-  }
 }
 
 /// For the programs that take no flags: --help prints `what` and --version what built the program

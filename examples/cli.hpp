@@ -4,10 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "build_info.hpp"
+#include "memtrace/experiment/results_folder.hpp"
 
 namespace memtrace::examples {
 
@@ -33,6 +37,48 @@ inline void cli_conventions(CLI::App& app, const std::string& program) {
         return {};
       },
       expected);
+}
+
+/// The flags of a sweep split across machines (docs/experiments.md), as given.
+struct SweepFlags {
+  std::string shard;                  // --shard I/N
+  std::vector<std::string> merge;     // --merge DIR...
+  bool allow_version_change = false;  // --allow-version-change
+};
+
+/// Adds --shard, --merge and --allow-version-change. `shard_takes` says which runs shard I of N
+/// runs, `shard_writes` which files its folder gets.
+inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string& shard_takes,
+                            const std::string& shard_writes) {
+  app.add_option("--shard", flags.shard,
+                 "Run only shard I of N (I/N, 0 <= I < N), " + shard_takes + ", into --out; writes " + shard_writes +
+                     " and no summary. Merge the N folders with --merge")
+      ->type_name("I/N");
+  app.add_option("--merge", flags.merge,
+                 "Check the folders of the shards of this experiment (run with the same flags and --shard), merge "
+                 "their runs into --out and write the summary, as one run on one machine would")
+      ->type_name("DIR")
+      ->expected(1, -1);
+  app.add_flag("--allow-version-change", flags.allow_version_change,
+               "Resume a results folder written by another memtrace version (provenance.txt)");
+}
+
+/// The shard --shard names (the whole sweep without it). Throws std::invalid_argument for a
+/// malformed I/N and for --shard with --merge.
+[[nodiscard]] inline Shard parse_sweep_flags(const CLI::App& app, const SweepFlags& flags) {
+  if (app.count("--shard") == 0) return Shard{};
+  if (!flags.merge.empty())
+    throw std::invalid_argument(
+        "--shard and --merge cannot be combined: run each shard with --shard, then merge their folders with "
+        "--merge (without --shard)");
+  return parse_shard(flags.shard, "--shard");
+}
+
+/// What this invocation does with its results folder `dir` (open_results_folder).
+[[nodiscard]] inline SweepRequest sweep_request(const std::filesystem::path& dir, const Shard& shard,
+                                                const SweepFlags& flags, const Provenance& provenance) {
+  return {dir, shard, std::vector<std::filesystem::path>(flags.merge.begin(), flags.merge.end()), provenance,
+          flags.allow_version_change};
 }
 
 }  // namespace memtrace::examples

@@ -31,7 +31,7 @@
 #include <map>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/results.hpp>
-#include <memtrace/experiment/shard.hpp>
+#include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
@@ -130,17 +130,15 @@ struct Options {
   std::size_t sides = 1;
   // Sweeps.
   bool figure = false, quick = false, paper = false, long_corridors = false;
-  Shard shard;                     // --shard: this machine's slice of the sweep's runs
-  std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
+  Shard shard;                 // --shard: this machine's slice of the sweep's runs
+  examples::SweepFlags split;  // --shard, --merge (the shards' folders), --allow-version-change
   std::vector<std::size_t> corridors{8, 16, 32, 64};
   std::vector<std::string> memories{"trace", "trace+norm", "trace-slow", "memoryless", "frame-stack"};
   std::vector<double> discounts{0.99};
   std::size_t seeds = 5;
   std::vector<std::size_t> sweep_steps;  // per corridor (one value: all corridors)
   std::size_t curve_points = 20;
-  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
-  Provenance provenance;
-  bool allow_version_change = false;
+  Provenance provenance;  // what produced the results (provenance.txt)
 };
 
 /// The λ_k = (k - 1)/k of the paper's Fig. 5.
@@ -373,12 +371,6 @@ int play(const Options& o) {
   return 0;
 }
 
-std::string join(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i > 0 ? "," : "") + fields[i];
-  return line + "\n";
-}
-
 /// diagnostics.csv's numbers of one curve bin (empty fields when no update fell in it).
 std::vector<std::string> diagnostics_row(const Diagnostics& d) {
   std::vector<std::string> row{csv_field(d.updates)};
@@ -416,11 +408,11 @@ int single(const Options& o) {
        << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n';
   detail::write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true);
-  std::string curve = "steps,success\n", diagnostics = "steps," + join(diagnostics_columns);
+  std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
   for (std::size_t p = 0; p < r.curve.size(); ++p) {
     const auto& [steps, success] = r.curve[p];
     curve += csv_field(steps) + "," + (std::isnan(success) ? std::string() : csv_field(success)) + "\n";
-    diagnostics += csv_field(steps) + "," + join(diagnostics_row(r.diagnostics[p]));
+    diagnostics += csv_field(steps) + "," + csv_line(diagnostics_row(r.diagnostics[p]));
   }
   detail::write_text_atomically(dir / "curve.csv", curve);
   detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
@@ -506,14 +498,15 @@ int sweep(const Options& o, bool lambdas_given) {
     return csv_row(name_of(r.memory), r.corridor, r.seed, r.steps, r.discount);
   };
 
-  if (!o.merge.empty()) {
-    // Every file of every shard is checked (one experiment, every run and every curve point
-    // exactly once) before --out is touched; the curves and diagnostics are written first, since a
-    // run counts as finished once its runs.csv row exists. The sweep below then finds every run
-    // done and writes the summary as after a run on one machine.
+  // A merge checks every file of every shard (one experiment, every run and every curve point
+  // exactly once) before --out is touched, and writes runs.csv last, since a run counts as finished
+  // once its runs.csv row exists. The sweep below then finds every run done and
+  // writes the summary as after a run on one machine.
+  std::vector<MergeSpec> merged;
+  if (!o.split.merge.empty()) {
     const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
-    MergeSpec runs_spec{description, "runs.csv", runs_header, 5, {}};
-    MergeSpec curves_spec{description, "curves.csv", curves_header, 6, {}};
+    MergeSpec runs_spec{{}, "runs.csv", runs_header, 5, {}};
+    MergeSpec curves_spec{{}, "curves.csv", curves_header, 6, {}};
     for (const RunSpec& spec : specs) {
       runs_spec.keys.push_back(key_of(spec));
       std::vector<std::size_t> at = curve_steps(spec.steps / batch * batch, batch, o.curve_points);
@@ -524,31 +517,20 @@ int sweep(const Options& o, bool lambdas_given) {
         curves_spec.keys.push_back(std::move(key));
       }
     }
-    const MergeSpec diagnostics_spec{description, "diagnostics.csv", diagnostics_header, 6, curves_spec.keys};
-    const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
-    check_provenance_versions(folders, o.allow_version_change);
-    const CsvTable runs = merge_shards(folders, runs_spec);
-    const CsvTable curves = merge_shards(folders, curves_spec);
-    const CsvTable diagnostics = merge_shards(folders, diagnostics_spec);
-    prepare_results_folder(dir, description, Shard{}, files);
-    record_provenance(dir, o.provenance, o.allow_version_change);
-    const std::size_t added_curves = write_merged(dir, curves, curves_spec);
-    write_merged(dir, diagnostics, diagnostics_spec);
-    const std::size_t added = write_merged(dir, runs, runs_spec);
-    examples::record_shard_provenance(dir, folders);
-    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", runs.rows.size(),
-                added, curves.rows.size(), added_curves, folders.size(), dir.c_str());
-  } else {
-    prepare_results_folder(dir, description, o.shard, files);  // before any work
-    record_provenance(dir, o.provenance, o.allow_version_change);
+    MergeSpec diagnostics_spec{{}, "diagnostics.csv", diagnostics_header, 6, curves_spec.keys};
+    merged = {std::move(runs_spec), std::move(curves_spec), std::move(diagnostics_spec)};
   }
+  const std::vector<MergedFile> merge = open_results_folder(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merged), files);
+  if (!merge.empty())
+    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", merge[0].rows,
+                merge[0].added, merge[1].rows, merge[1].added, o.split.merge.size(), dir.c_str());
   {
     ResultsCsv runs(dir / "runs.csv", runs_header, 5);
     ResultsCsv curves(dir / "curves.csv", curves_header, 6);
     ResultsCsv diagnostics(dir / "diagnostics.csv", diagnostics_header, 6);
-    std::vector<std::size_t> todo;
-    for (const std::size_t i : o.shard.runs(specs.size()))
-      if (!runs.contains(key_of(specs[i]))) todo.push_back(i);
+    std::vector<std::size_t> todo =
+        runs_to_do(o.shard, specs.size(), [&](std::size_t i) { return runs.contains(key_of(specs[i])); });
     // Longest runs first, so that no thread is left with a long run after the others have
     // finished (each run's numbers depend on its key only, not on when it runs).
     std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
@@ -584,8 +566,7 @@ int sweep(const Options& o, bool lambdas_given) {
     // A shard writes its runs only: the summary needs every seed, so it is the merge's.
     std::printf("shard %s: %zu of %zu runs in %s, %.1f s\n", o.shard.to_string().c_str(), o.shard.size(specs.size()),
                 specs.size(), (dir / "runs.csv").c_str(), std::chrono::duration<double>(Clock::now() - start).count());
-    std::printf("when all %zu shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n",
-                o.shard.count());
+    std::printf("%s", merge_hint(o.shard).c_str());
     return 0;
   }
 
@@ -629,8 +610,8 @@ int sweep(const Options& o, bool lambdas_given) {
         const Summary t = summarize(train), e = summarize(eval);
         cpu /= static_cast<double>(o.seeds);
         const std::string line =
-            join(csv_row(name_of(kind), o.corridors[c], discount, o.seeds, steps_of(o, c), t.mean, t.ci_low, t.ci_high,
-                         e.mean, e.ci_low, e.ci_high, solved, half, collapsed));
+            csv_line(csv_row(name_of(kind), o.corridors[c], discount, o.seeds, steps_of(o, c), t.mean, t.ci_low,
+                             t.ci_high, e.mean, e.ci_low, e.ci_high, solved, half, collapsed));
         summary += line;
         if (t.mean > best_mean) {
           best_mean = t.mean;
@@ -794,32 +775,15 @@ int main(int argc, char** argv) {
       ->check(positive_int)
       ->check(number_check("at most 10^6 (every run's curve is kept in memory)", [](double x) { return x <= 1e6; }))
       ->capture_default_str();
-  std::string shard;
-  app.add_option("--shard", shard,
-                 "Sweeps: run only shard I of N (I/N, 0 <= I < N), the runs i with i mod N = I, into --out; writes "
-                 "runs.csv and curves.csv and no summary. Merge the N folders with --merge")
-      ->type_name("I/N");
-  app.add_option("--merge", o.merge,
-                 "Sweeps: check the folders of the shards of this experiment (run with the same flags and --shard), "
-                 "merge their runs into --out and write the summary, as one run on one machine would")
-      ->type_name("DIR")
-      ->expected(1, -1);
-  app.add_flag("--allow-version-change", o.allow_version_change,
-               "Resume a results folder written by another memtrace version (provenance.txt)");
+  examples::add_sweep_flags(app, o.split, "the runs i with i mod N = I", "runs.csv, curves.csv and diagnostics.csv");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
   o.ppo.anneal_lr = !constant_lr;
   const bool lambdas_given = app.count("--lambdas") > 0;
   try {
-    if (app.count("--shard") != 0) {
-      o.shard = parse_shard(shard, "--shard");
-      if (!o.merge.empty())
-        throw std::invalid_argument(
-            "--shard and --merge cannot be combined: run each shard with --shard, then merge their folders with "
-            "--merge (without --shard)");
-    }
+    o.shard = examples::parse_sweep_flags(app, o.split);
     const bool sweep_preset = o.figure || o.quick || o.paper || o.long_corridors;
-    if ((app.count("--shard") != 0 || !o.merge.empty()) && !sweep_preset)
+    if ((app.count("--shard") != 0 || !o.split.merge.empty()) && !sweep_preset)
       throw std::invalid_argument(std::string(app.count("--shard") != 0 ? "--shard" : "--merge") +
                                   " splits a sweep: give it with --figure, --quick, --long or --paper");
     o.memory = parse_memory(memory);

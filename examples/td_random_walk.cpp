@@ -24,7 +24,7 @@
 #include <future>
 #include <limits>
 #include <map>
-#include <memtrace/experiment/shard.hpp>
+#include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/memtrace.hpp>
 #include <sstream>
 #include <string>
@@ -75,11 +75,9 @@ struct Options {
   std::size_t curve_steps = 1'000'000;
   std::vector<double> curve_lambdas{0.8, 0.9};
   bool plot = true;
-  Shard shard;                     // --shard: this machine's slice of the (group, seed) units
-  std::vector<std::string> merge;  // --merge: the folders of the shards to merge into --out
-  // What produced the results (provenance.txt), and whether a folder of another version may be resumed.
-  Provenance provenance;
-  bool allow_version_change = false;
+  Shard shard;                 // --shard: this machine's slice of the (group, seed) units
+  examples::SweepFlags split;  // --shard, --merge (the shards' folders), --allow-version-change
+  Provenance provenance;       // what produced the results (provenance.txt)
 };
 
 /// n log-spaced values from lo to hi (both included).
@@ -250,16 +248,6 @@ std::vector<std::string> summary_fields(const MemorySpec& spec, double alpha, st
                  std::isnan(e.ve_td_fixed_point) ? std::string() : csv_field(e.ve_td_fixed_point));
 }
 
-std::string join(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line += ',';
-    line += fields[i];
-  }
-  line += '\n';
-  return line;
-}
-
 /// An experiment: memories, the groups of learners that share a pass, and the exact analysis of
 /// every memory (filled by the first tasks of a sweep; runs wait for their own memories only).
 struct Plan {
@@ -428,28 +416,16 @@ int run(const Options& o) {
   for (Kind kind : {Kind::window, Kind::concat})
     for (std::size_t m : o.windows) plan.add({kind, 0.0, m}, o.alphas);
   plan.start();
-  if (!o.merge.empty()) {
-    // The shards' folders are checked (one experiment, every run exactly once) before --out is
-    // touched; their runs then fill --out/runs.csv, and the sweep below finds every run done:
-    // it computes the exact analysis, once, and the summary is written as after a run here.
-    MergeSpec spec;
-    spec.description = description;
-    spec.header = runs_header;
-    spec.key_columns = 4;
-    spec.keys = run_keys(plan, o);
-    const std::vector<fs::path> folders(o.merge.begin(), o.merge.end());
-    check_provenance_versions(folders, o.allow_version_change);
-    const CsvTable merged = merge_shards(folders, spec);
-    prepare_results_folder(dir, description, Shard{}, results_files);
-    record_provenance(dir, o.provenance, o.allow_version_change);
-    const std::size_t added = write_merged(dir, merged, spec);
-    examples::record_shard_provenance(dir, folders);
-    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged.rows.size(), folders.size(),
-                (dir / "runs.csv").c_str(), added);
-  } else {
-    prepare_results_folder(dir, description, o.shard, results_files);  // before any work
-    record_provenance(dir, o.provenance, o.allow_version_change);
-  }
+  // A merge checks the shards' folders (one experiment, every run exactly once) before --out is
+  // touched; their runs then fill --out/runs.csv, and the sweep below finds every run done: it
+  // computes the exact analysis, once, and the summary is written as after a run here.
+  std::vector<MergeSpec> merged;
+  if (!o.split.merge.empty()) merged.push_back({{}, "runs.csv", runs_header, 4, run_keys(plan, o)});
+  const std::vector<MergedFile> merge = open_results_folder(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merged), results_files);
+  if (!merge.empty())
+    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merge[0].rows, o.split.merge.size(),
+                (dir / "runs.csv").c_str(), merge[0].added);
   const StationaryProcess process(walk, o.discount);
   {
     ResultsCsv out(dir / "runs.csv", runs_header, 4);
@@ -463,8 +439,7 @@ int run(const Options& o) {
     std::printf("shard %s: %zu of %zu (memory group, seed) units in %s, %.2f s on %zu threads\n",
                 o.shard.to_string().c_str(), o.shard.size(units), units, (dir / "runs.csv").c_str(), seconds,
                 detail::resolve_threads(o.threads, std::size_t{1} << 30));
-    std::printf("when all %zu shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n",
-                o.shard.count());
+    std::printf("%s", merge_hint(o.shard).c_str());
     return 0;
   }
 
@@ -490,14 +465,14 @@ int run(const Options& o) {
     for (double a : alphas) {
       const Summary s = summary_of(runs_of(runs, csv_row(name_of(spec.kind), spec.param(), a), o.seeds));
       const auto row = summary_fields(spec, a, o.seeds, o.steps, s, e);
-      summary += join(row);
+      summary += csv_line(row);
       if (best_row.empty() || s.mean < best_summary.mean) {
         best_summary = s;
         best_alpha = a;
         best_row = row;
       }
     }
-    figure += join(best_row);
+    figure += csv_line(best_row);
     best.push_back({spec, best_alpha, best_summary.mean});
     std::printf(
         "%-7s %-6s %-9s %-31s %-10s %s\n", name_of(spec.kind), spec.param().c_str(), fmt(best_alpha).c_str(),
@@ -541,8 +516,8 @@ int run(const Options& o) {
         const MemorySpec& spec = curves.memories[g.memories[i]];
         for (std::size_t step : points) {
           const auto& ve = runs_of(curve_runs, csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), o.seeds);
-          curve +=
-              join(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
+          curve += csv_line(
+              summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
         }
       }
     detail::write_text_atomically(dir / "curve.csv", curve);
@@ -613,40 +588,21 @@ int main(int argc, char** argv) {
       ->check(in_unit_interval)
       ->expected(1, -1);
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
-  std::string shard;
-  app.add_option("--shard", shard,
-                 "Run only shard I of N (I/N, 0 <= I < N): every N-th (memory group, seed) unit, into --out; "
-                 "writes runs.csv and no summary. Merge the N folders with --merge")
-      ->type_name("I/N");
-  app.add_option("--merge", o.merge,
-                 "Check the folders of the shards of this experiment (run with the same flags and --shard), merge "
-                 "their runs into --out and write the summary, as one run on one machine would")
-      ->type_name("DIR")
-      ->expected(1, -1);
-  app.add_flag("--allow-version-change", o.allow_version_change,
-               "Resume a results folder written by another memtrace version (provenance.txt)");
+  examples::add_sweep_flags(app, o.split, "every N-th (memory group, seed) unit", "runs.csv");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
 
-  if (app.count("--shard") != 0) {
-    try {
-      o.shard = parse_shard(shard, "--shard");
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      return 1;
-    }
-    if (!o.merge.empty()) {
-      std::fprintf(stderr,
-                   "--shard and --merge cannot be combined: run each shard with --shard, then merge their "
-                   "folders with --merge (without --shard)\n");
-      return 1;
-    }
-    if (o.curve && !o.shard.whole()) {
-      std::fprintf(stderr,
-                   "--curve cannot be combined with --shard: the learning curves follow the best step sizes, "
-                   "which only the whole sweep knows; give --curve to the --merge run instead\n");
-      return 1;
-    }
+  try {
+    o.shard = examples::parse_sweep_flags(app, o.split);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "td_random_walk: %s\n", e.what());
+    return 1;
+  }
+  if (o.curve && !o.shard.whole()) {
+    std::fprintf(stderr,
+                 "--curve cannot be combined with --shard: the learning curves follow the best step sizes, "
+                 "which only the whole sweep knows; give --curve to the --merge run instead\n");
+    return 1;
   }
 
   if (o.quick) {

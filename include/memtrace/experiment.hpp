@@ -5,6 +5,7 @@
 
 #include "memtrace/experiment/provenance.hpp"
 #include "memtrace/experiment/results.hpp"
+#include "memtrace/experiment/results_folder.hpp"
 #include "memtrace/experiment/shard.hpp"
 #include "memtrace/experiment/statistics.hpp"
 #include "memtrace/experiment/sweep.hpp"

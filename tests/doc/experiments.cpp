@@ -2,6 +2,7 @@
 // are compiled"). Each function holds one ```cpp block of the page, as it is written there, and
 // defines around it what the page leaves to the reader. Files go to the working directory.
 #include <memtrace/experiment/results.hpp>
+#include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/experiment/shard.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
@@ -52,7 +53,10 @@ const std::string description = "docs/experiments.md: a sweep in two shards";
 const std::vector<std::string> header{"run", "value"};
 const std::size_t key_columns = 1;
 
+std::size_t experiments_run = 0;  // calls of run_experiment
+
 std::vector<std::string> run_experiment(std::size_t run) {
+  ++experiments_run;
   auto gen = memtrace::make_stream(seed, run);
   return memtrace::csv_row(run, one_experiment(run / num_seeds, gen));
 }
@@ -83,10 +87,39 @@ bool shards() {
   return runs.rows.size() == num_runs;
 }
 
+// One invocation of a sweep program: the runs of `shard` into out_dir, or the merge of merge_folders.
+std::size_t invocation(const memtrace::Shard& shard, const std::vector<std::filesystem::path>& merge_folders,
+                       const std::filesystem::path& out_dir) {
+  std::vector<std::vector<std::string>> every_run_key;
+  for (std::size_t run = 0; run < num_runs; ++run) every_run_key.push_back(memtrace::csv_row(run));
+  const std::size_t before = experiments_run;
+
+  memtrace::SweepRequest request{out_dir, shard, merge_folders};  // no folders to merge: run the shard
+  std::vector<memtrace::MergeSpec> merged;                        // a merge: each results file and its keys
+  if (!merge_folders.empty()) merged.push_back({{}, "runs.csv", header, key_columns, every_run_key});
+  memtrace::open_results_folder(request, description, merged, {"runs.csv"});  // experiment.txt, provenance.txt
+  memtrace::ResultsCsv out(out_dir / "runs.csv", header, key_columns);
+  const auto done = [&](std::size_t run) { return out.contains(memtrace::csv_row(run)); };
+  for (std::size_t run : memtrace::runs_to_do(shard, num_runs, done)) out.append(run_experiment(run));
+  return experiments_run - before;  // the runs this invocation computed
+}
+
+bool invocations() {
+  const std::filesystem::path base = "experiments_invocations";
+  std::filesystem::remove_all(base);
+  const std::size_t first = invocation(memtrace::Shard(0, 2), {}, base / "0");
+  const std::size_t again = invocation(memtrace::Shard(0, 2), {}, base / "0");  // resumes: nothing left
+  const std::size_t second = invocation(memtrace::Shard(1, 2), {}, base / "1");
+  const std::size_t merge = invocation(memtrace::Shard(), {base / "0", base / "1"}, base / "merged");
+  return first == num_runs / 2 && again == 0 && second == num_runs / 2 && merge == 0 &&
+         memtrace::read_csv(base / "merged" / "runs.csv").rows.size() == num_runs &&
+         std::filesystem::exists(base / "merged" / "provenance-shard-1.txt");
+}
+
 }  // namespace
 
 int main() {
-  const bool ok = parallel() && checkpointed() && shards();
+  const bool ok = parallel() && checkpointed() && shards() && invocations();
   std::puts(ok ? "docs/experiments.md: ok" : "docs/experiments.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -216,3 +216,15 @@ TEST_CASE("parse_csv reads from memory what read_csv reads from a file", "[resul
   CHECK_THROWS_WITH(parse_csv("a,b\n", "x.csv", 3),
                     "parse_csv: key_columns must be at most the 2 columns of x.csv, got 3");
 }
+
+TEST_CASE("csv_line writes the fields as ResultsCsv writes a row: commas between, a newline after") {
+  CHECK(csv_line(csv_row("trace", 0.5, std::size_t{3})) == "trace,0.5,3\n");
+  CHECK(csv_line({"a"}) == "a\n");
+  CHECK(csv_line({}) == "\n");
+  TempDir tmp;
+  {
+    ResultsCsv out(tmp / "r.csv", {"k", "v"}, 1);
+    out.append(csv_row("x", 0.1));
+  }
+  CHECK(slurp(tmp / "r.csv") == csv_line({"k", "v"}) + csv_line(csv_row("x", 0.1)));
+}

@@ -210,6 +210,12 @@ template <class Lazy = void>
 
 }  // namespace detail
 
+/// One line of a CSV file: the fields separated by commas, then '\n' (as ResultsCsv writes a row;
+/// for files written whole, such as a summary).
+[[nodiscard]] inline std::string csv_line(const std::vector<std::string>& fields) {
+  return detail::join_fields(fields, fields.size()) + '\n';
+}
+
 namespace detail {
 
 template <class Lazy = void>
