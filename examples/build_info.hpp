@@ -7,10 +7,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "memtrace/experiment/provenance.hpp"
-#include "memtrace/files.hpp"
 #include "memtrace/version.hpp"
 #include "memtrace_build_info.hpp"  // generated at build time by cmake/build_info.cmake
 

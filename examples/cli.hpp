@@ -3,6 +3,7 @@
 // --version says what built the program (build_info.hpp). Shared by the examples only.
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <stdexcept>
@@ -41,22 +42,27 @@ inline void cli_conventions(CLI::App& app, const std::string& program) {
 
 /// The flags of a sweep split across machines (docs/experiments.md), as given.
 struct SweepFlags {
-  std::string shard;                  // --shard I/N
-  std::vector<std::string> merge;     // --merge DIR...
-  bool allow_version_change = false;  // --allow-version-change
+  std::string shard_text;                  // --shard I/N
+  std::vector<std::string> shard_folders;  // --merge DIR...
+  bool allow_version_change = false;       // --allow-version-change
 };
 
 /// Adds --shard, --merge and --allow-version-change. `shard_takes` says which runs shard I of N
-/// runs, `shard_writes` which files its folder gets.
+/// runs, `shard_writes` which files its folder gets; `help_prefix` starts the help of the first two
+/// (e.g. "Sweeps: " in a program that also makes single runs).
 inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string& shard_takes,
-                            const std::string& shard_writes) {
-  app.add_option("--shard", flags.shard,
-                 "Run only shard I of N (I/N, 0 <= I < N), " + shard_takes + ", into --out; writes " + shard_writes +
-                     " and no summary. Merge the N folders with --merge")
+                            const std::string& shard_writes, const std::string& help_prefix = "") {
+  const auto help = [&](std::string text) {
+    if (help_prefix.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    return help_prefix + text;
+  };
+  app.add_option("--shard", flags.shard_text,
+                 help("run only shard I of N (I/N, 0 <= I < N), " + shard_takes + ", into --out; writes " +
+                      shard_writes + ", no summary. Merge the N folders with --merge"))
       ->type_name("I/N");
-  app.add_option("--merge", flags.merge,
-                 "Check the folders of the shards of this experiment (run with the same flags and --shard), merge "
-                 "their runs into --out and write the summary, as one run on one machine would")
+  app.add_option("--merge", flags.shard_folders,
+                 help("check the folders of the shards of this experiment (run with the same flags and --shard), "
+                      "merge their runs into --out and write the summary, as one run on one machine would"))
       ->type_name("DIR")
       ->expected(1, -1);
   app.add_flag("--allow-version-change", flags.allow_version_change,
@@ -67,18 +73,25 @@ inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string&
 /// malformed I/N and for --shard with --merge.
 [[nodiscard]] inline Shard parse_sweep_flags(const CLI::App& app, const SweepFlags& flags) {
   if (app.count("--shard") == 0) return Shard{};
-  if (!flags.merge.empty())
+  const Shard shard = parse_shard(flags.shard_text, "--shard");
+  if (!flags.shard_folders.empty())
     throw std::invalid_argument(
         "--shard and --merge cannot be combined: run each shard with --shard, then merge their folders with "
         "--merge (without --shard)");
-  return parse_shard(flags.shard, "--shard");
+  return shard;
 }
 
 /// What this invocation does with its results folder `dir` (open_results_folder).
 [[nodiscard]] inline SweepRequest sweep_request(const std::filesystem::path& dir, const Shard& shard,
                                                 const SweepFlags& flags, const Provenance& provenance) {
-  return {dir, shard, std::vector<std::filesystem::path>(flags.merge.begin(), flags.merge.end()), provenance,
-          flags.allow_version_change};
+  return {dir, shard, std::vector<std::filesystem::path>(flags.shard_folders.begin(), flags.shard_folders.end()),
+          provenance, flags.allow_version_change};
+}
+
+/// The line a shard's invocation ends with: how to write the summary once every shard has run.
+[[nodiscard]] inline std::string merge_hint(const Shard& shard) {
+  return "when all " + std::to_string(shard.count()) +
+         " shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n";
 }
 
 }  // namespace memtrace::examples

@@ -502,8 +502,8 @@ int sweep(const Options& o, bool lambdas_given) {
   // exactly once) before --out is touched, and writes runs.csv last, since a run counts as finished
   // once its runs.csv row exists. The sweep below then finds every run done and
   // writes the summary as after a run on one machine.
-  std::vector<MergeSpec> merged;
-  if (!o.split.merge.empty()) {
+  std::vector<MergeSpec> merge_specs;
+  if (!o.split.shard_folders.empty()) {
     const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
     MergeSpec runs_spec{{}, "runs.csv", runs_header, 5, {}};
     MergeSpec curves_spec{{}, "curves.csv", curves_header, 6, {}};
@@ -518,13 +518,13 @@ int sweep(const Options& o, bool lambdas_given) {
       }
     }
     MergeSpec diagnostics_spec{{}, "diagnostics.csv", diagnostics_header, 6, curves_spec.keys};
-    merged = {std::move(runs_spec), std::move(curves_spec), std::move(diagnostics_spec)};
+    merge_specs = {std::move(runs_spec), std::move(curves_spec), std::move(diagnostics_spec)};
   }
-  const std::vector<MergedFile> merge = open_results_folder(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merged), files);
-  if (!merge.empty())
-    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", merge[0].rows,
-                merge[0].added, merge[1].rows, merge[1].added, o.split.merge.size(), dir.c_str());
+  const std::vector<MergedFile> merged = open_results_folder(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merge_specs), files);
+  if (!merged.empty())
+    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", merged[0].rows,
+                merged[0].appended, merged[1].rows, merged[1].appended, o.split.shard_folders.size(), dir.c_str());
   {
     ResultsCsv runs(dir / "runs.csv", runs_header, 5);
     ResultsCsv curves(dir / "curves.csv", curves_header, 6);
@@ -566,7 +566,7 @@ int sweep(const Options& o, bool lambdas_given) {
     // A shard writes its runs only: the summary needs every seed, so it is the merge's.
     std::printf("shard %s: %zu of %zu runs in %s, %.1f s\n", o.shard.to_string().c_str(), o.shard.size(specs.size()),
                 specs.size(), (dir / "runs.csv").c_str(), std::chrono::duration<double>(Clock::now() - start).count());
-    std::printf("%s", merge_hint(o.shard).c_str());
+    std::printf("%s", examples::merge_hint(o.shard).c_str());
     return 0;
   }
 
@@ -775,7 +775,8 @@ int main(int argc, char** argv) {
       ->check(positive_int)
       ->check(number_check("at most 10^6 (every run's curve is kept in memory)", [](double x) { return x <= 1e6; }))
       ->capture_default_str();
-  examples::add_sweep_flags(app, o.split, "the runs i with i mod N = I", "runs.csv, curves.csv and diagnostics.csv");
+  examples::add_sweep_flags(app, o.split, "the runs i with i mod N = I", "runs.csv, curves.csv and diagnostics.csv",
+                            "Sweeps: ");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
   o.ppo.anneal_lr = !constant_lr;
@@ -783,7 +784,7 @@ int main(int argc, char** argv) {
   try {
     o.shard = examples::parse_sweep_flags(app, o.split);
     const bool sweep_preset = o.figure || o.quick || o.paper || o.long_corridors;
-    if ((app.count("--shard") != 0 || !o.split.merge.empty()) && !sweep_preset)
+    if ((app.count("--shard") != 0 || !o.split.shard_folders.empty()) && !sweep_preset)
       throw std::invalid_argument(std::string(app.count("--shard") != 0 ? "--shard" : "--merge") +
                                   " splits a sweep: give it with --figure, --quick, --long or --paper");
     o.memory = parse_memory(memory);

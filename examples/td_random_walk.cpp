@@ -305,18 +305,20 @@ void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& 
   struct Unit {
     std::size_t group, seed;
   };
+  const auto complete = [&](std::size_t unit) {  // every row of the unit is in `out`
+    const Group& g = plan.groups[unit / o.seeds];
+    for (std::size_t i = 0; i < g.alphas.size(); ++i)
+      for (const std::size_t& step : record_at)
+        if (!out.contains(
+                run_key(plan.memories[g.memories[i]], g.alphas[i], unit % o.seeds, with_steps ? &step : nullptr)))
+          return false;
+    return true;
+  };
   std::vector<Unit> todo;
-  for (std::size_t s = 0; s < o.seeds; ++s)
-    for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
-      if (!shard.contains(gi * o.seeds + s)) continue;
-      const Group& g = plan.groups[gi];
-      bool complete = true;
-      for (std::size_t i = 0; i < g.alphas.size() && complete; ++i)
-        for (const std::size_t& step : record_at)
-          complete = complete &&
-                     out.contains(run_key(plan.memories[g.memories[i]], g.alphas[i], s, with_steps ? &step : nullptr));
-      if (!complete) todo.push_back({gi, s});
-    }
+  for (const std::size_t unit : runs_to_do(shard, plan.groups.size() * o.seeds, complete))
+    todo.push_back({unit / o.seeds, unit % o.seeds});
+  // Seed by seed, so that the groups' costs mix on the workers.
+  std::stable_sort(todo.begin(), todo.end(), [](const Unit& a, const Unit& b) { return a.seed < b.seed; });
   std::vector<bool> needed(plan.memories.size(), shard.whole());
   for (const Unit& u : todo)
     for (std::size_t mi : plan.groups[u.group].memories) needed[mi] = true;
@@ -419,13 +421,13 @@ int run(const Options& o) {
   // A merge checks the shards' folders (one experiment, every run exactly once) before --out is
   // touched; their runs then fill --out/runs.csv, and the sweep below finds every run done: it
   // computes the exact analysis, once, and the summary is written as after a run here.
-  std::vector<MergeSpec> merged;
-  if (!o.split.merge.empty()) merged.push_back({{}, "runs.csv", runs_header, 4, run_keys(plan, o)});
-  const std::vector<MergedFile> merge = open_results_folder(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merged), results_files);
-  if (!merge.empty())
-    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merge[0].rows, o.split.merge.size(),
-                (dir / "runs.csv").c_str(), merge[0].added);
+  std::vector<MergeSpec> merge_specs;
+  if (!o.split.shard_folders.empty()) merge_specs.push_back({{}, "runs.csv", runs_header, 4, run_keys(plan, o)});
+  const std::vector<MergedFile> merged = open_results_folder(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merge_specs), results_files);
+  if (!merged.empty())
+    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged[0].rows, o.split.shard_folders.size(),
+                (dir / "runs.csv").c_str(), merged[0].appended);
   const StationaryProcess process(walk, o.discount);
   {
     ResultsCsv out(dir / "runs.csv", runs_header, 4);
@@ -439,7 +441,7 @@ int run(const Options& o) {
     std::printf("shard %s: %zu of %zu (memory group, seed) units in %s, %.2f s on %zu threads\n",
                 o.shard.to_string().c_str(), o.shard.size(units), units, (dir / "runs.csv").c_str(), seconds,
                 detail::resolve_threads(o.threads, std::size_t{1} << 30));
-    std::printf("%s", merge_hint(o.shard).c_str());
+    std::printf("%s", examples::merge_hint(o.shard).c_str());
     return 0;
   }
 
@@ -599,9 +601,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (o.curve && !o.shard.whole()) {
-    std::fprintf(stderr,
-                 "--curve cannot be combined with --shard: the learning curves follow the best step sizes, "
-                 "which only the whole sweep knows; give --curve to the --merge run instead\n");
+    std::fprintf(
+        stderr,
+        "td_random_walk: --curve cannot be combined with --shard: the learning curves follow the best step sizes, "
+        "which only the whole sweep knows; give --curve to the --merge run instead\n");
     return 1;
   }
 
@@ -623,7 +626,8 @@ int main(int argc, char** argv) {
   sort_unique(o.alphas);
   sort_unique(o.curve_lambdas);
   if (o.curve && o.curve_steps < o.steps) {
-    std::fprintf(stderr, "--curve-steps (%zu) must be at least --steps (%zu)\n", o.curve_steps, o.steps);
+    std::fprintf(stderr, "td_random_walk: --curve-steps (%zu) must be at least --steps (%zu)\n", o.curve_steps,
+                 o.steps);
     return 1;
   }
   try {

@@ -87,17 +87,17 @@ bool shards() {
   return runs.rows.size() == num_runs;
 }
 
-// One invocation of a sweep program: the runs of `shard` into out_dir, or the merge of merge_folders.
-std::size_t invocation(const memtrace::Shard& shard, const std::vector<std::filesystem::path>& merge_folders,
+// One invocation of a sweep program: the runs of `shard` into out_dir, or the merge of shard_folders.
+std::size_t invocation(const memtrace::Shard& shard, const std::vector<std::filesystem::path>& shard_folders,
                        const std::filesystem::path& out_dir) {
   std::vector<std::vector<std::string>> every_run_key;
   for (std::size_t run = 0; run < num_runs; ++run) every_run_key.push_back(memtrace::csv_row(run));
   const std::size_t before = experiments_run;
 
-  memtrace::SweepRequest request{out_dir, shard, merge_folders};  // no folders to merge: run the shard
-  std::vector<memtrace::MergeSpec> merged;                        // a merge: each results file and its keys
-  if (!merge_folders.empty()) merged.push_back({{}, "runs.csv", header, key_columns, every_run_key});
-  memtrace::open_results_folder(request, description, merged, {"runs.csv"});  // experiment.txt, provenance.txt
+  memtrace::SweepRequest request{out_dir, shard, shard_folders};  // no shard folders: run the shard
+  std::vector<memtrace::MergeSpec> specs;                         // a merge: each results file and its keys
+  if (!shard_folders.empty()) specs.push_back({{}, "runs.csv", header, key_columns, every_run_key});
+  memtrace::open_results_folder(request, description, specs, {"runs.csv"});  // experiment.txt, provenance.txt
   memtrace::ResultsCsv out(out_dir / "runs.csv", header, key_columns);
   const auto done = [&](std::size_t run) { return out.contains(memtrace::csv_row(run)); };
   for (std::size_t run : memtrace::runs_to_do(shard, num_runs, done)) out.append(run_experiment(run));

@@ -323,12 +323,16 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   CHECK_THAT(refused("threads", "--threads -1"), Contains("--threads: value -1 must be in [0, 1024]"));
   CHECK_THAT(refused("no_lambdas", "--lambdas"), Contains("--lambdas"));
   CHECK_THAT(refused("curve", "--curve --steps 5000 --curve-steps 2000"),
-             Contains("--curve-steps (2000) must be at least --steps (5000)"));
-  CHECK_THAT(refused("shard_index", "--shard 3/3"), Contains("--shard: I must be below N") && Contains("\"3/3\""));
-  CHECK_THAT(refused("shard_count", "--shard 0/0"), Contains("--shard: N must be at least 1, got \"0/0\""));
-  CHECK_THAT(refused("shard_text", "--shard 1-3"), Contains("--shard: expected I/N"));
-  CHECK_THAT(refused("shard_merge", "--shard 0/2 --merge a b"), Contains("--shard and --merge cannot be combined"));
-  CHECK_THAT(refused("shard_curve", "--curve --shard 0/2"), Contains("--curve cannot be combined with --shard"));
+             Contains("td_random_walk: --curve-steps (2000) must be at least --steps (5000)"));
+  CHECK_THAT(refused("shard_index", "--shard 3/3"),
+             Contains("td_random_walk: --shard: I must be below N") && Contains("\"3/3\""));
+  CHECK_THAT(refused("shard_count", "--shard 0/0"),
+             Contains("td_random_walk: --shard: N must be at least 1, got \"0/0\""));
+  CHECK_THAT(refused("shard_text", "--shard 1-3"), Contains("td_random_walk: --shard: expected I/N"));
+  CHECK_THAT(refused("shard_merge", "--shard 0/2 --merge a b"),
+             Contains("td_random_walk: --shard and --merge cannot be combined"));
+  CHECK_THAT(refused("shard_curve", "--curve --shard 0/2"),
+             Contains("td_random_walk: --curve cannot be combined with --shard"));
   CHECK_THAT(refused("merge_empty", "--merge"), Contains("--merge"));
   // --out naming a file (run_program's --out is a folder, so the program is run here directly).
   const fs::path file = dir / "a_file";

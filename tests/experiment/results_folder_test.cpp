@@ -51,7 +51,7 @@ std::vector<MergeSpec> merged_files() {
 /// One invocation of a sweep program: curves first, then the run's row (which marks it finished).
 /// Returns the runs it computed.
 std::size_t invoke(const SweepRequest& request) {
-  open_results_folder(request, description, request.merge.empty() ? std::vector<MergeSpec>{} : merged_files(),
+  open_results_folder(request, description, request.shard_folders.empty() ? std::vector<MergeSpec>{} : merged_files(),
                       {"runs.csv", "curves.csv"});
   ResultsCsv runs(request.dir / "runs.csv", runs_header, 1);
   ResultsCsv curves(request.dir / "curves.csv", curves_header, 2);
@@ -126,10 +126,10 @@ TEST_CASE(
   REQUIRE(written.size() == 2);
   CHECK(written[0].results_file == "runs.csv");
   CHECK(written[0].rows == num_runs);
-  CHECK(written[0].added == num_runs);
+  CHECK(written[0].appended == num_runs);
   CHECK(written[1].results_file == "curves.csv");
   CHECK(written[1].rows == 2 * num_runs);
-  CHECK(written[1].added == 2 * num_runs);
+  CHECK(written[1].appended == 2 * num_runs);
   // The merged files hold the rows of the unsplit sweep, in the order of the keys.
   CHECK(read_csv(tmp / "merged" / "runs.csv").rows == read_csv(tmp / "whole" / "runs.csv").rows);
   CHECK(read_csv(tmp / "merged" / "curves.csv").rows == read_csv(tmp / "whole" / "curves.csv").rows);
@@ -142,10 +142,8 @@ TEST_CASE(
   CHECK(invoke(merge) == 0);
   const std::vector<MergedFile> again =
       open_results_folder(merge, description, merged_files(), {"runs.csv", "curves.csv"});
-  CHECK(again[0].added == 0);
-  CHECK(again[1].added == 0);
-  CHECK(merge_hint(first) ==
-        "when all 3 shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n");
+  CHECK(again[0].appended == 0);
+  CHECK(again[1].appended == 0);
 }
 
 TEST_CASE("open_results_folder: a merge the shards' folders refuse leaves the output folder untouched") {
@@ -178,4 +176,72 @@ TEST_CASE("open_results_folder: a merge the shards' folders refuse leaves the ou
   SweepRequest allowed = merge;
   allowed.allow_version_change = true;
   CHECK(open_results_folder(allowed, description, merged_files(), {"runs.csv", "curves.csv"})[0].rows == num_runs);
+}
+
+TEST_CASE(
+    "open_results_folder: a merge the output folder refuses (a conflicting row, another experiment, another "
+    "version) leaves it as it was") {
+  TempDir tmp;
+  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
+  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
+  const std::vector<fs::path> folders{tmp / "shard0", tmp / "shard1"};
+  const std::vector<std::string> files{"runs.csv", "curves.csv"};
+
+  // The folder holds run 3 with another value: nothing is appended to any file, no provenance recorded.
+  const fs::path conflict = tmp / "conflict";
+  prepare_results_folder(conflict, description);
+  std::ofstream(conflict / "runs.csv") << "run,value\n3,99\n";
+  CHECK_THROWS_WITH(open_results_folder({conflict, Shard(), folders, provenance_of("merge"), false}, description,
+                                        merged_files(), files),
+                    Catch::StartsWith("open_results_folder: ") && Catch::Contains("holds the run (run=3)"));
+  CHECK(slurp(conflict / "runs.csv") == "run,value\n3,99\n");
+  CHECK(!fs::exists(conflict / "curves.csv"));
+  CHECK(!fs::exists(conflict / "provenance.txt"));
+
+  // Another experiment's folder.
+  const fs::path other = tmp / "other";
+  prepare_results_folder(other, "experiment=other\n");
+  CHECK_THROWS_WITH(
+      open_results_folder({other, Shard(), folders, provenance_of("merge"), false}, description, merged_files(), files),
+      Catch::StartsWith("open_results_folder: ") && Catch::Contains("describes a different experiment"));
+  CHECK(slurp(other / "experiment.txt") == "experiment=other\n");
+  CHECK(!fs::exists(other / "runs.csv"));
+
+  // A folder of another version: refused before it is labelled, for a merge and for a shard's run.
+  const fs::path old = tmp / "old";
+  fs::create_directories(old);
+  std::ofstream(old / "provenance.txt") << "memtrace=0.0.1\n";
+  CHECK_THROWS_WITH(
+      open_results_folder({old, Shard(), folders, provenance_of("merge"), false}, description, merged_files(), files),
+      Catch::StartsWith("open_results_folder: ") && Catch::Contains("written by memtrace 0.0.1"));
+  CHECK_THROWS_WITH(open_results_folder({old, Shard(0, 2), {}, provenance_of("0/2"), false}, description, {}, files),
+                    Catch::StartsWith("open_results_folder: ") && Catch::Contains("written by memtrace 0.0.1"));
+  CHECK(!fs::exists(old / "experiment.txt"));
+  CHECK(!fs::exists(old / "shard.txt"));
+
+  // Bad specs.
+  CHECK_THROWS_WITH(open_results_folder({tmp / "none", Shard(), folders, {}, false}, description, {}, files),
+                    Catch::StartsWith("open_results_folder: specs must hold the results files to merge, got none"));
+  std::vector<MergeSpec> twice = merged_files();
+  twice.push_back(twice.front());
+  CHECK_THROWS_WITH(open_results_folder({tmp / "none", Shard(), folders, {}, false}, description, twice, files),
+                    "open_results_folder: specs name runs.csv twice");
+  CHECK(!fs::exists(tmp / "none"));
+}
+
+TEST_CASE(
+    "open_results_folder: a merge writes its first file last, so an interrupted merge leaves no run finished "
+    "without its curve") {
+  TempDir tmp;
+  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
+  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
+  const fs::path out = tmp / "merged";
+  prepare_results_folder(out, description);
+  // Another process holds runs.csv: the merge fails when it comes to write it.
+  const ResultsCsv held(out / "runs.csv", runs_header, 1);
+  CHECK_THROWS_WITH(open_results_folder({out, Shard(), {tmp / "shard0", tmp / "shard1"}, provenance_of("merge"), false},
+                                        description, merged_files(), {"runs.csv", "curves.csv"}),
+                    Catch::StartsWith("open_results_folder: "));
+  CHECK(read_csv(out / "curves.csv").rows.size() == 2 * num_runs);
+  CHECK(read_csv(out / "runs.csv").rows.empty());
 }

@@ -217,10 +217,14 @@ TEST_CASE("parse_csv reads from memory what read_csv reads from a file", "[resul
                     "parse_csv: key_columns must be at most the 2 columns of x.csv, got 3");
 }
 
-TEST_CASE("csv_line writes the fields as ResultsCsv writes a row: commas between, a newline after") {
+TEST_CASE(
+    "csv_line writes the fields as ResultsCsv writes a row: commas between, a newline after; it refuses a "
+    "field the line cannot hold") {
   CHECK(csv_line(csv_row("trace", 0.5, std::size_t{3})) == "trace,0.5,3\n");
   CHECK(csv_line({"a"}) == "a\n");
-  CHECK(csv_line({}) == "\n");
+  CHECK_THROWS_WITH(csv_line({}), "csv_line: fields must hold at least one field, got none");
+  CHECK_THROWS_WITH(csv_line({"a", "b,c"}), "csv_line: fields[1] must not contain ',' or a line break, got \"b,c\"");
+  CHECK_THROWS_AS(csv_line({"a\nb"}), std::invalid_argument);
   TempDir tmp;
   {
     ResultsCsv out(tmp / "r.csv", {"k", "v"}, 1);

@@ -77,13 +77,23 @@ void check_provenance_versions(const std::vector<std::filesystem::path>& folders
 /// std::runtime_error, before writing anything, if the folder already holds results of another
 /// memtrace version and `allow_other_version` is false: results of two versions in one folder
 /// would be summarized together.
+namespace detail {
+// record_provenance's refusal, also checked before a folder is prepared (open_results_folder).
+template <class Lazy = void>
+void check_folder_version(const char* who, const std::filesystem::path& dir, const std::string& version,
+                          bool allow_other_version) {
+  if (allow_other_version) return;
+  for (const std::string& v : provenance_versions(dir))
+    if (v != version)
+      throw std::runtime_error(std::string(who) + ": " + (dir / provenance_file_name).string() +
+                               " says these results were written by memtrace " + v + ", this is memtrace " + version +
+                               "; use a new folder, or allow the version change to resume");
+}
+}  // namespace detail
+
 template <class Lazy = void>
 void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
-  for (const std::string& v : provenance_versions(dir))
-    if (v != p.version && !allow_other_version)
-      throw std::runtime_error("record_provenance: " + (dir / provenance_file_name).string() +
-                               " says these results were written by memtrace " + v + ", this is memtrace " + p.version +
-                               "; use a new folder, or allow the version change to resume");
+  detail::check_folder_version("record_provenance", dir, p.version, allow_other_version);
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
   std::ostringstream block;
   const auto one_line = [](std::string s) {

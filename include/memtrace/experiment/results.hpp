@@ -210,9 +210,15 @@ template <class Lazy = void>
 
 }  // namespace detail
 
-/// One line of a CSV file: the fields separated by commas, then '\n' (as ResultsCsv writes a row;
-/// for files written whole, such as a summary).
-[[nodiscard]] inline std::string csv_line(const std::vector<std::string>& fields) {
+/// One line of a CSV file: the fields separated by commas, then '\n', as ResultsCsv writes a row
+/// (for files written whole, such as a summary). Throws std::invalid_argument for no fields or a
+/// field holding a comma or a line break, which the line could not represent.
+template <class Lazy = void>
+[[nodiscard]] std::string csv_line(const std::vector<std::string>& fields) {
+  if (fields.empty()) detail::invalid("csv_line: fields must hold at least one field, got none");
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    if (!detail::valid_field(fields[i]))
+      detail::invalid("csv_line: fields[", i, "] must not contain ',' or a line break, got \"", fields[i], "\"");
   return detail::join_fields(fields, fields.size()) + '\n';
 }
 

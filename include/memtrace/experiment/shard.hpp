@@ -328,25 +328,44 @@ template <class Lazy = void>
 /// experiment or a shard), then appends to out/spec.results_file each merged row it does not hold
 /// yet. A row `out` already holds must be identical (so that merging again changes nothing);
 /// otherwise std::invalid_argument names the run. Returns the number of rows appended.
+namespace detail {
+// The keys of the rows out/spec.results_file holds (none if it does not exist yet), after checking
+// its header and that every merged row it holds is identical; a conflict throws naming `who`, the
+// file, the line and the run. Reads only.
+template <class Lazy = void>
+[[nodiscard]] std::unordered_map<std::string, std::size_t> check_held_rows(const char* who,
+                                                                           const std::filesystem::path& out,
+                                                                           const CsvTable& merged,
+                                                                           const MergeSpec& spec) {
+  std::unordered_map<std::string, std::size_t> held;  // key -> row of the existing file
+  const std::filesystem::path path = out / spec.results_file;
+  if (!std::filesystem::exists(path)) return held;
+  const CsvTable existing = read_csv(path, spec.key_columns);
+  if (existing.header != spec.header)
+    invalid(who, ": ", path.string(), " has the header \"", join_fields(existing.header, existing.header.size()),
+            "\", expected \"", join_fields(spec.header, spec.header.size()), "\": use another folder");
+  for (std::size_t r = 0; r < existing.rows.size(); ++r)
+    held.emplace(join_fields(existing.rows[r], spec.key_columns), r);
+  for (const auto& row : merged.rows) {
+    const auto it = held.find(join_fields(row, spec.key_columns));
+    if (it != held.end() && existing.rows[it->second] != row)
+      invalid(who, ": ", path.string(), " line ", it->second + 2, " holds the run ",
+              key_text(spec.header, row, spec.key_columns), " as \"",
+              join_fields(existing.rows[it->second], spec.header.size()), "\", the shards as \"",
+              join_fields(row, spec.header.size()), "\": use another folder");
+  }
+  return held;
+}
+}  // namespace detail
+
 template <class Lazy = void>
 std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merged, const MergeSpec& spec) {
   detail::check_merge_spec(spec);
   if (merged.header != spec.header) detail::invalid("write_merged: the merged table's header is not spec.header");
   prepare_results_folder(out, spec.description, Shard{}, {spec.results_file});
-  const std::filesystem::path path = out / spec.results_file;
-  ResultsCsv file(path, spec.header, spec.key_columns);  // checks the header, refuses repeated keys, locks
-  std::unordered_map<std::string, std::size_t> held;     // key -> row of the existing file
-  const CsvTable existing = read_csv(path, spec.key_columns);
-  for (std::size_t r = 0; r < existing.rows.size(); ++r)
-    held.emplace(detail::join_fields(existing.rows[r], spec.key_columns), r);
-  for (const auto& row : merged.rows) {  // all checked before anything is appended
-    const auto it = held.find(detail::join_fields(row, spec.key_columns));
-    if (it != held.end() && existing.rows[it->second] != row)
-      detail::invalid("write_merged: ", path.string(), " line ", it->second + 2, " holds the run ",
-                      detail::key_text(spec.header, row, spec.key_columns), " as \"",
-                      detail::join_fields(existing.rows[it->second], spec.header.size()), "\", the shards as \"",
-                      detail::join_fields(row, spec.header.size()), "\": use another folder");
-  }
+  ResultsCsv file(out / spec.results_file, spec.header, spec.key_columns);  // also creates it, and locks
+  // All checked before anything is appended.
+  const auto held = detail::check_held_rows("write_merged", out, merged, spec);
   std::size_t appended = 0;
   for (const auto& row : merged.rows) {
     if (held.contains(detail::join_fields(row, spec.key_columns))) continue;
