@@ -64,6 +64,13 @@ std::size_t invoke(const SweepRequest& request) {
   return todo.size();
 }
 
+/// The sweep run as shards 0/2 and 1/2 into tmp/shard0 and tmp/shard1; their folders.
+std::vector<fs::path> two_shards(const TempDir& tmp) {
+  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
+  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
+  return {tmp / "shard0", tmp / "shard1"};
+}
+
 }  // namespace
 
 TEST_CASE("runs_to_do lists the shard's runs not done yet, increasing; the shards' lists cover every run once") {
@@ -148,19 +155,18 @@ TEST_CASE(
 
 TEST_CASE("open_results_folder: a merge the shards' folders refuse leaves the output folder untouched") {
   TempDir tmp;
-  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
-  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
+  const std::vector<fs::path> folders = two_shards(tmp);
   const fs::path out = tmp / "merged";
 
   // A run in none of the folders.
-  CHECK_THROWS_WITH(open_results_folder({out, Shard(), {tmp / "shard0"}, provenance_of("merge"), false}, description,
+  CHECK_THROWS_WITH(open_results_folder({out, Shard(), {folders[0]}, provenance_of("merge"), false}, description,
                                         merged_files(), {"runs.csv", "curves.csv"}),
                     Catch::Contains("in none of the folders"));
   CHECK(!fs::exists(out));
 
   // A shard of another memtrace version, unless allowed.
-  std::ofstream(tmp / "shard1" / "provenance.txt", std::ios::app) << "memtrace=0.0.1\n";
-  const SweepRequest merge{out, Shard(), {tmp / "shard0", tmp / "shard1"}, provenance_of("merge"), false};
+  std::ofstream(folders[1] / "provenance.txt", std::ios::app) << "memtrace=0.0.1\n";
+  const SweepRequest merge{out, Shard(), folders, provenance_of("merge"), false};
   CHECK_THROWS_WITH(open_results_folder(merge, description, merged_files(), {"runs.csv", "curves.csv"}),
                     Catch::Contains("written by memtrace 0.0.1"));
   CHECK(!fs::exists(out));
@@ -182,9 +188,7 @@ TEST_CASE(
     "open_results_folder: a merge the output folder refuses (a conflicting row, another experiment, another "
     "version) leaves it as it was") {
   TempDir tmp;
-  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
-  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
-  const std::vector<fs::path> folders{tmp / "shard0", tmp / "shard1"};
+  const std::vector<fs::path> folders = two_shards(tmp);
   const std::vector<std::string> files{"runs.csv", "curves.csv"};
 
   // The folder holds run 3 with another value: nothing is appended to any file, no provenance recorded.
@@ -233,14 +237,13 @@ TEST_CASE(
     "open_results_folder: a merge writes its first file last, so an interrupted merge leaves no run finished "
     "without its curve") {
   TempDir tmp;
-  invoke({tmp / "shard0", Shard(0, 2), {}, provenance_of("0/2"), false});
-  invoke({tmp / "shard1", Shard(1, 2), {}, provenance_of("1/2"), false});
+  const std::vector<fs::path> folders = two_shards(tmp);
   const fs::path out = tmp / "merged";
   prepare_results_folder(out, description);
   // Another process holds runs.csv: the merge fails when it comes to write it.
   const ResultsCsv held(out / "runs.csv", runs_header, 1);
-  CHECK_THROWS_WITH(open_results_folder({out, Shard(), {tmp / "shard0", tmp / "shard1"}, provenance_of("merge"), false},
-                                        description, merged_files(), {"runs.csv", "curves.csv"}),
+  CHECK_THROWS_WITH(open_results_folder({out, Shard(), folders, provenance_of("merge"), false}, description,
+                                        merged_files(), {"runs.csv", "curves.csv"}),
                     Catch::StartsWith("open_results_folder: "));
   CHECK(read_csv(out / "curves.csv").rows.size() == 2 * num_runs);
   CHECK(read_csv(out / "runs.csv").rows.empty());

@@ -6,6 +6,7 @@
 // merge_shards, write_merged, record_provenance) are in shard.hpp and provenance.hpp; this is the
 // order in which a program calls them. See docs/experiments.md.
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <filesystem>
@@ -82,9 +83,8 @@ std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::st
     if (!names.insert(spec.results_file).second)
       invalid("open_results_folder: specs name ", spec.results_file, " twice");
     spec.description = std::string(description);
-    bool listed = false;
-    for (const std::string& name : results_files) listed = listed || name == spec.results_file;
-    if (!listed) results_files.push_back(spec.results_file);
+    if (std::find(results_files.begin(), results_files.end(), spec.results_file) == results_files.end())
+      results_files.push_back(spec.results_file);
   }
   check_provenance_versions(request.shard_folders, request.allow_version_change);
   std::vector<CsvTable> tables;
@@ -124,17 +124,19 @@ template <class Lazy = void>
 std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::string_view description,
                                             std::vector<MergeSpec> specs,
                                             const std::vector<std::string>& results_files) {
-  constexpr std::string_view who = "open_results_folder: ";
+  // The parts' messages name the part (merge_shards:, record_provenance:); the caller called this.
+  const auto named = [](std::string_view what) {
+    constexpr std::string_view who = "open_results_folder: ";
+    return what.starts_with(who) ? std::string(what) : std::string(who) + std::string(what);
+  };
   try {
     return detail::open_results_folder(request, description, std::move(specs), results_files);
   } catch (const std::system_error&) {
     throw;  // the file system's own errors keep their type
   } catch (const std::invalid_argument& e) {
-    const std::string_view what = e.what();
-    throw std::invalid_argument(what.starts_with(who) ? std::string(what) : std::string(who) + std::string(what));
+    throw std::invalid_argument(named(e.what()));
   } catch (const std::runtime_error& e) {
-    const std::string_view what = e.what();
-    throw std::runtime_error(what.starts_with(who) ? std::string(what) : std::string(who) + std::string(what));
+    throw std::runtime_error(named(e.what()));
   }
 }
 
