@@ -21,6 +21,9 @@ namespace memtrace::examples {
   p.compiler = MEMTRACE_BUILD_COMPILER;
   p.build_type = MEMTRACE_BUILD_BUILD_TYPE;
   p.flags = MEMTRACE_BUILD_FLAGS;
+#ifdef MEMTRACE_EXAMPLE_OPTIMIZATION
+  p.flags += std::string(p.flags.empty() ? "" : " ") + MEMTRACE_EXAMPLE_OPTIMIZATION;
+#endif
 #ifdef MEMTRACE_EXAMPLE_ISA
   p.flags += std::string(p.flags.empty() ? "" : " ") + "(" + MEMTRACE_EXAMPLE_ISA + ")";
 #endif
