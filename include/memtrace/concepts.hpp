@@ -1,6 +1,7 @@
 #pragma once
-// The vocabulary of memtrace as C++20 concepts, in one place. A user's own environment, memory,
-// learner or policy plugs in by having the right members: nothing inherits from anything.
+// memtrace's C++20 concepts, in one place (the types they speak of are in vocabulary.hpp,
+// features.hpp and experience.hpp). A user's own environment, memory, learner or policy plugs in
+// by having the right members: nothing inherits from anything.
 // Concepts are layered like the maths (AI-Toolbox's pattern): the base concepts make no demand on
 // what an observation is or whether the hidden state is visible; refinements add index
 // observations (FiniteObservations), an exposed hidden state (ExposedState) and the explicit

@@ -16,8 +16,7 @@
 
 namespace memtrace::detail {
 
-template <class Lazy = void>
-[[nodiscard]] std::string read_text(const std::filesystem::path& path) {
+[[nodiscard]] inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::system_error(errno, std::generic_category(), "cannot read " + path.string());
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -25,16 +24,14 @@ template <class Lazy = void>
 
 /// A temporary file name next to `path` that no other thread or process uses at the same time:
 /// path.tmp.<pid>.<counter>.
-template <class Lazy = void>
-[[nodiscard]] std::filesystem::path unique_temporary(const std::filesystem::path& path) {
+[[nodiscard]] inline std::filesystem::path unique_temporary(const std::filesystem::path& path) {
   static std::atomic<unsigned long long> counter{0};
   return path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid())) + "." +
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
 }
 
 /// Writes `text` to a fresh temporary file (see unique_temporary) and returns its name.
-template <class Lazy = void>
-[[nodiscard]] std::filesystem::path write_temporary(const std::filesystem::path& path, std::string_view text) {
+[[nodiscard]] inline std::filesystem::path write_temporary(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path tmp = unique_temporary(path);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -51,8 +48,7 @@ template <class Lazy = void>
 
 /// Writes through a temporary file of its own and a rename, so that a reader never sees half of
 /// the text (replaces an existing file).
-template <class Lazy = void>
-void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
+inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path tmp = write_temporary(path, text);
   std::error_code error;
   std::filesystem::rename(tmp, path, error);
@@ -67,8 +63,7 @@ void write_text_atomically(const std::filesystem::path& path, std::string_view t
 /// of its own, which is then hard-linked to `path` (link() never replaces a file: of processes that
 /// race, exactly one creates it, and readers never see half of it). Returns false if `path`
 /// existed (then nothing is written).
-template <class Lazy = void>
-[[nodiscard]] bool create_text_exclusively(const std::filesystem::path& path, std::string_view text) {
+[[nodiscard]] inline bool create_text_exclusively(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path tmp = write_temporary(path, text);
   const int result = ::link(tmp.c_str(), path.c_str());
   const int error = errno;

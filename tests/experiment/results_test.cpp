@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 #include "temp_dir.hpp"
 
@@ -232,3 +233,14 @@ TEST_CASE(
   }
   CHECK(slurp(tmp / "r.csv") == csv_line({"k", "v"}) + csv_line(csv_row("x", 0.1)));
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("the deprecated BasicResultsCsv names ResultsCsv", "[results]") {
+  STATIC_REQUIRE(std::is_same_v<memtrace::BasicResultsCsv<>, memtrace::ResultsCsv>);
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif

@@ -42,7 +42,7 @@ namespace detail {
   const Eigen::Index n = mu.size(), k = o.cols();
   const auto blocks = static_cast<Eigen::Index>(m);
   const auto& omega = process.relative_weights();
-  const detail::lazy_t<detail::ColumnSparse, decltype(process)> pt = detail::ColumnSparse(p).transpose();
+  const detail::ColumnSparse pt = detail::ColumnSparse(p).transpose();
 
   // P^i g for i = 0 .. m - 1, as the columns of an |X| x m matrix.
   const auto powers_of = [&](const auto& g) {
@@ -51,7 +51,7 @@ namespace detail {
     for (Eigen::Index i = 1; i < blocks; ++i) u.col(i) = p * u.col(i - 1);
     return u;
   };
-  std::vector<detail::lazy_t<Eigen::MatrixXd, decltype(process)>> lagged(m);  // W_l = (P^l)ᵀ D_μ O
+  std::vector<Eigen::MatrixXd> lagged(m);  // W_l = (P^l)ᵀ D_μ O
   lagged[0] = mu.asDiagonal() * o;
   for (std::size_t l = 1; l < m; ++l) lagged[l] = pt * lagged[l - 1];
   // E[g(x_t) e_{y_{t-i}} e_{y_{t-j}}ᵀ] for all i, j, from u = powers_of(g).

@@ -68,7 +68,7 @@ namespace detail {
 [[nodiscard]] double linear_value_error(const std::derived_from<LinearMoments> auto& moments,
                                         const Eigen::VectorXd& w) {
   detail::check_weights("linear_value_error", moments, w);
-  const detail::lazy_t<Eigen::VectorXd, decltype(moments)> best = optimal_linear_weights(moments);
+  const Eigen::VectorXd best = optimal_linear_weights(moments);
   const double minimum = moments.value_second - moments.cross.dot(best);
   const Eigen::VectorXd gap = w - best;
   return detail::value_error_from_gap(minimum > 0.0 ? minimum : 0.0, gap.dot(moments.second * gap));

@@ -52,8 +52,7 @@ struct LipschitzPair {
 
 namespace detail {
 
-template <class Lazy = void>
-void check_histories(const char* who, std::span<const LabelledHistory> histories, std::size_t num_observations) {
+inline void check_histories(const char* who, std::span<const LabelledHistory> histories, std::size_t num_observations) {
   for (std::size_t i = 0; i < histories.size(); ++i) {
     const LabelledHistory& h = histories[i];
     // An infinite value would make the tolerance infinite and every pair "equal": L = 0, silently.
@@ -68,10 +67,9 @@ void check_histories(const char* who, std::span<const LabelledHistory> histories
 /// The traces z_λ(h) (eq. (2)) of all histories as the columns of a |Y| × N matrix: trace_of's sum,
 /// term for term in the same order (so bit-identical to it), written in place (GCC 12 -O3 warns
 /// falsely, -Wstringop-overread, on assigning trace_of's vector to a column).
-template <class Lazy = void>
-[[nodiscard]] Eigen::MatrixXd trace_matrix(std::span<const LabelledHistory> histories, double lambda,
-                                           std::size_t num_observations) {
-  detail::lazy_t<Eigen::MatrixXd, Lazy> z =
+[[nodiscard]] inline Eigen::MatrixXd trace_matrix(std::span<const LabelledHistory> histories, double lambda,
+                                                  std::size_t num_observations) {
+  Eigen::MatrixXd z =
       Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(num_observations), static_cast<Eigen::Index>(histories.size()));
   for (std::size_t i = 0; i < histories.size(); ++i) {
     const std::vector<Observation>& h = histories[i].history;
@@ -84,9 +82,8 @@ template <class Lazy = void>
 }
 
 /// The pair maximisation over precomputed traces; values are checked already.
-template <class Lazy = void>
-[[nodiscard]] LipschitzPair lipschitz_pairs(std::span<const LabelledHistory> histories,
-                                            const detail::lazy_t<Eigen::MatrixXd, Lazy>& z, double value_tolerance) {
+[[nodiscard]] inline LipschitzPair lipschitz_pairs(std::span<const LabelledHistory> histories, const Eigen::MatrixXd& z,
+                                                   double value_tolerance) {
   double scale = 0.0;
   for (const LabelledHistory& h : histories) scale = std::max(scale, std::abs(h.value));
   const double tolerance = value_tolerance * scale;
@@ -106,10 +103,9 @@ template <class Lazy = void>
 }
 
 /// minimal_lipschitz_pair's checks and work, with `who` naming the public function called.
-template <class Lazy = void>
-[[nodiscard]] LipschitzPair lipschitz_pair_checked(const char* who, std::span<const LabelledHistory> histories,
-                                                   double lambda, std::size_t num_observations,
-                                                   double value_tolerance) {
+[[nodiscard]] inline LipschitzPair lipschitz_pair_checked(const char* who, std::span<const LabelledHistory> histories,
+                                                          double lambda, std::size_t num_observations,
+                                                          double value_tolerance) {
   check_lambda(who, lambda);
   check_num_observations(who, num_observations);
   if (!(value_tolerance >= 0.0 && value_tolerance < 1.0))
@@ -128,10 +124,9 @@ template <class Lazy = void>
 /// computed once; the pairs cost O(N² |Y|). Values within value_tolerance × max|value| count as
 /// equal. Throws std::invalid_argument for λ ∉ [0, 1), |Y| = 0, an observation ≥ |Y| or a value that
 /// is not finite.
-template <class Lazy = void>
-[[nodiscard]] LipschitzPair minimal_lipschitz_pair(std::span<const LabelledHistory> histories, double lambda,
-                                                   std::size_t num_observations,
-                                                   double value_tolerance = lipschitz_value_tolerance) {
+[[nodiscard]] inline LipschitzPair minimal_lipschitz_pair(std::span<const LabelledHistory> histories, double lambda,
+                                                          std::size_t num_observations,
+                                                          double value_tolerance = lipschitz_value_tolerance) {
   return detail::lipschitz_pair_checked("minimal_lipschitz_pair", histories, lambda, num_observations, value_tolerance);
 }
 
@@ -139,9 +134,8 @@ template <class Lazy = void>
 /// has f(z_λ(h)) = value(h) for every given history: max over pairs with different values of
 /// |v(h) − v(h')| / ‖z(h) − z(h')‖. +infinity if two histories with the same trace have different values;
 /// 0 for fewer than two histories.
-template <class Lazy = void>
-[[nodiscard]] double minimal_lipschitz_constant(std::span<const LabelledHistory> histories, double lambda,
-                                                std::size_t num_observations) {
+[[nodiscard]] inline double minimal_lipschitz_constant(std::span<const LabelledHistory> histories, double lambda,
+                                                       std::size_t num_observations) {
   return detail::lipschitz_pair_checked("minimal_lipschitz_constant", histories, lambda, num_observations,
                                         lipschitz_value_tolerance)
       .constant;
@@ -179,30 +173,29 @@ inline std::size_t history_count(const char* who, std::size_t m, std::size_t num
 /// state is terminal with probability 1 is not listed. Enumerated depth-first from the oldest
 /// observation (normalised beliefs: no underflow), in increasing Window<>(m, |Y|) index order.
 /// Refuses, before allocating, m = 0 or more than max_histories = |Y|^m histories.
-template <class Lazy = void>
-[[nodiscard]] std::vector<LabelledHistory> labelled_histories(const StationaryProcess& process, std::size_t m,
-                                                              const detail::lazy_t<Eigen::VectorXd, Lazy>& start,
-                                                              std::size_t max_histories = default_max_histories) {
+[[nodiscard]] inline std::vector<LabelledHistory> labelled_histories(
+    const StationaryProcess& process, std::size_t m, const Eigen::VectorXd& start,
+    std::size_t max_histories = default_max_histories) {
   constexpr const char* who = "labelled_histories";
   const std::size_t ny = process.num_observations();
   const std::size_t count = detail::history_count(who, m, ny, max_histories);
   if (start.size() != process.stationary().size())
     detail::invalid(who, ": start must have |X| = ", process.stationary().size(), " entries, got ", start.size());
   detail::check_distribution(who, "start", start, default_row_sum_tolerance);
-  const detail::lazy_t<Eigen::MatrixXd, Lazy>& o = process.emission();
-  const detail::lazy_t<SparseMatrix, Lazy> pt = SparseMatrix(process.transition().transpose());
+  const Eigen::MatrixXd& o = process.emission();
+  const SparseMatrix pt = SparseMatrix(process.transition().transpose());
   std::vector<LabelledHistory> out;
   out.reserve(count);
   // Depth-first without recursion (a history of any length must not exhaust the stack): level j
   // keeps the prediction of x_j, the probability of y_1..y_{j-1} and the observation y_j it tries.
   std::vector<Observation> h(m, 0);
-  std::vector<detail::lazy_t<Eigen::VectorXd, Lazy>> predicted(m);
+  std::vector<Eigen::VectorXd> predicted(m);
   std::vector<double> probability(m, 1.0);
   predicted[0] = start;
   std::size_t depth = 0;
   for (;;) {
     // b: p(x_j | y_1..y_j) before x_{j+1} is predicted; mass: p(y_j | y_1..y_{j-1}).
-    detail::lazy_t<Eigen::VectorXd, Lazy> b = predicted[depth];
+    Eigen::VectorXd b = predicted[depth];
     const double mass = condition_belief(b, o.col(static_cast<Eigen::Index>(h[depth])));
     if (mass > 0.0) {
       if (depth + 1 == m) {
@@ -227,9 +220,8 @@ template <class Lazy = void>
 }
 
 /// The same from the stationary distribution: length-m windows of the stationary history.
-template <class Lazy = void>
-[[nodiscard]] std::vector<LabelledHistory> labelled_histories(const StationaryProcess& process, std::size_t m,
-                                                              std::size_t max_histories = default_max_histories) {
+[[nodiscard]] inline std::vector<LabelledHistory> labelled_histories(
+    const StationaryProcess& process, std::size_t m, std::size_t max_histories = default_max_histories) {
   return labelled_histories(process, m, process.stationary(), max_histories);
 }
 
@@ -248,9 +240,8 @@ requires FiniteModel<E>
 
 /// The minimal Lipschitz constant over the length-m histories of the stationary process (the
 /// paper's "length-4 histories" restriction of Figure 3 for m = 4).
-template <class Lazy = void>
-[[nodiscard]] double minimal_lipschitz_constant(const StationaryProcess& process, double lambda, std::size_t m,
-                                                std::size_t max_histories = default_max_histories) {
+[[nodiscard]] inline double minimal_lipschitz_constant(const StationaryProcess& process, double lambda, std::size_t m,
+                                                       std::size_t max_histories = default_max_histories) {
   detail::check_lambda("minimal_lipschitz_constant", lambda);
   const auto histories = labelled_histories(process, m, max_histories);
   return minimal_lipschitz_constant(histories, lambda, process.num_observations());
@@ -279,9 +270,9 @@ struct LipschitzOptimum {
 /// width 1e-9, keeping the better of the two. The constant is piecewise smooth in λ with infinite
 /// spikes where two traces coincide (Appendix A), so this is a local refinement of a global grid
 /// search. Throws std::invalid_argument like minimal_lipschitz_constant, or for grid_points < 2.
-template <class Lazy = void>
-[[nodiscard]] LipschitzOptimum lipschitz_optimal_lambda(std::span<const LabelledHistory> histories,
-                                                        std::size_t num_observations, std::size_t grid_points = 200) {
+[[nodiscard]] inline LipschitzOptimum lipschitz_optimal_lambda(std::span<const LabelledHistory> histories,
+                                                               std::size_t num_observations,
+                                                               std::size_t grid_points = 200) {
   constexpr const char* who = "lipschitz_optimal_lambda";
   if (grid_points < 2) detail::invalid(who, ": grid_points must be at least 2, got ", grid_points);
   detail::check_num_observations(who, num_observations);

@@ -70,12 +70,13 @@ template <class Sparse>
 }
 
 /// Solves (I - sP) x = b and (I - sP)ᵀ x = b with a sparse LU of (I - sP) Q⁻¹, Q the precomputed
-/// ordering (column i of I - sP becomes column Q(i)).
+/// ordering (column i of I - sP becomes column Q(i)). A template, though only the default is ever
+/// used, so that the LU is compiled only where a solver is: as a class, markov.hpp alone took
+/// 2.8 times <Eigen/Dense>'s compile time more (docs/design.md).
 template <class Lu = Eigen::SparseLU<ColumnSparse, Eigen::NaturalOrdering<int>>>
 class ShiftedSolver {
  public:
-  ShiftedSolver(const lazy_t<SparseMatrix, Lu>& p, const lazy_t<Ordering, Lu>& ordering, double s, const char* who,
-                const char* what)
+  ShiftedSolver(const SparseMatrix& p, const Ordering& ordering, double s, const char* who, const char* what)
       : ordering_(&ordering) {
     ColumnSparse a = identity_minus(p, s) * ordering.inverse();
     a.makeCompressed();
@@ -91,7 +92,7 @@ class ShiftedSolver {
   }
 
  private:
-  const lazy_t<Ordering, Lu>* ordering_;
+  const Ordering* ordering_;
   Lu lu_;
 };
 
@@ -243,7 +244,7 @@ class StationaryProcess {
     const auto& model = env.model();
     emission_ = detail::to_dense(model.emission());
     // Sparse expressions on types that depend on E: compiled where a StationaryProcess is built.
-    using Sparse = detail::lazy_t<SparseMatrix, E>;
+    using Sparse = SparseMatrix;
     Sparse p = detail::to_sparse(model.transition());
     rewards_ = model.expected_rewards();
     initial_ = model.initial();

@@ -19,12 +19,11 @@ namespace memtrace {
 
 /// z_λ(h) = (1 - λ) Σ_{k=0}^{|h|-1} λ^k e_{y_{-k}} (eq. (2)), summed directly (not by the
 /// recursion), for a finite history h over |Y| one-hot observations. The empty history gives 0.
-template <class Lazy = void>
-[[nodiscard]] Eigen::VectorXd trace_of(std::span<const Observation> history, double lambda,
-                                       std::size_t num_observations) {
+[[nodiscard]] inline Eigen::VectorXd trace_of(std::span<const Observation> history, double lambda,
+                                              std::size_t num_observations) {
   detail::check_lambda("trace_of", lambda);
   detail::check_num_observations("trace_of", num_observations);
-  detail::lazy_t<Eigen::VectorXd, Lazy> z = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_observations));
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_observations));
   const std::size_t n = history.size();
   for (std::size_t k = 0; k < n; ++k) {
     const Observation y = history[n - 1 - k];
@@ -53,9 +52,8 @@ template <class Lazy = void>
 /// history whose full-window index (Window's layout) is j, so y_{-k} is digit k of j in base |Y|.
 /// Built by the self-similarity Z^m = λ Z^{m-1} + (1 - λ) Y in O(|Y|^{m+1}).
 /// Refuses, before allocating, a matrix of more than max_entries = |Y|·|Y|^m doubles.
-template <class Lazy = void>
-[[nodiscard]] Eigen::MatrixXd trace_set(double lambda, std::size_t num_observations, std::size_t m,
-                                        std::size_t max_entries = std::size_t{1} << 26) {
+[[nodiscard]] inline Eigen::MatrixXd trace_set(double lambda, std::size_t num_observations, std::size_t m,
+                                               std::size_t max_entries = std::size_t{1} << 26) {
   detail::check_lambda("trace_set", lambda);
   detail::check_num_observations("trace_set", num_observations);
   // Checked before powers() allocates m + 1 words (checked_pow is 0 on overflow).
@@ -66,13 +64,13 @@ template <class Lazy = void>
                     " entries exceed max_entries = ", max_entries);
   const auto p = detail::powers(num_observations, m);
   const auto n = static_cast<Eigen::Index>(num_observations);
-  detail::lazy_t<Eigen::MatrixXd, Lazy> z = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(p.back()));
+  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(p.back()));
   // After step c the first |Y|^c columns hold Z^c; column y + |Y| j of Z^{c+1} extends the history
   // of column j of Z^c (the older part) by the newest observation y.
   for (std::size_t c = 0; c < m; ++c) {
     const auto older = static_cast<Eigen::Index>(p[c]);
     for (Eigen::Index j = older - 1; j >= 0; --j) {
-      const detail::lazy_t<Eigen::VectorXd, Lazy> prev = z.col(j);
+      const Eigen::VectorXd prev = z.col(j);
       for (Eigen::Index y = 0; y < n; ++y) {
         auto col = z.col(y + n * j);
         col = lambda * prev;

@@ -36,14 +36,13 @@ inline void check_trace_space_observations(const char* who, std::size_t num_obse
 /// k = 1, …, |Y| - 1. For |Y| = 3 the vertices e_0, e_1, e_2 land on an upright equilateral triangle
 /// (e_0 bottom left, e_1 bottom right, e_2 on top); for |Y| = 4, e_3 sits above that triangle.
 /// Refuses |Y| > 2^15 (a dense basis of 8 GB); trace_space_coordinates never forms it.
-template <class Lazy = void>
-[[nodiscard]] Eigen::MatrixXd trace_space_basis(std::size_t num_observations) {
+[[nodiscard]] inline Eigen::MatrixXd trace_space_basis(std::size_t num_observations) {
   detail::check_trace_space_observations("trace_space_basis", num_observations);
   if (num_observations > (std::size_t{1} << 15))
     detail::invalid("trace_space_basis: num_observations must be at most 32768 (a dense |Y| x (|Y| - 1) basis), got ",
                     num_observations);
   const auto n = static_cast<Eigen::Index>(num_observations);
-  detail::lazy_t<Eigen::MatrixXd, Lazy> u = Eigen::MatrixXd::Zero(n, n - 1);
+  Eigen::MatrixXd u = Eigen::MatrixXd::Zero(n, n - 1);
   for (Eigen::Index k = 1; k < n; ++k) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(k) * static_cast<double>(k + 1));
     u.col(k - 1).head(k).setConstant(-scale);
@@ -56,11 +55,10 @@ template <class Lazy = void>
 /// eq. (4), in the coordinates of trace_space_basis: the (|Y| - 1) × N matrix uᵀz, computed with
 /// running sums in O(|Y| N). The centre of the simplex, 1/|Y|, maps to 0; on each subspace
 /// Σ_i z_i = const the map is an isometry.
-template <class Lazy = void>
-[[nodiscard]] Eigen::MatrixXd trace_space_coordinates(const detail::lazy_t<Eigen::MatrixXd, Lazy>& traces) {
+[[nodiscard]] inline Eigen::MatrixXd trace_space_coordinates(const Eigen::MatrixXd& traces) {
   detail::check_trace_space_observations("trace_space_coordinates", static_cast<std::size_t>(traces.rows()));
   const Eigen::Index n = traces.rows();
-  detail::lazy_t<Eigen::MatrixXd, Lazy> c(n - 1, traces.cols());
+  Eigen::MatrixXd c(n - 1, traces.cols());
   for (Eigen::Index j = 0; j < traces.cols(); ++j) {
     double older = 0.0;  // Σ_{i<k} z_i
     for (Eigen::Index k = 1; k < n; ++k) {
@@ -75,9 +73,8 @@ template <class Lazy = void>
 /// The number of boxes [k_i ε - o_i, (k_i + 1) ε - o_i) (integers k_i) of the grid of side ε shifted
 /// by -offset that hold at least one of the points (columns). Counted with a hash set of the
 /// integer box coordinates. An empty offset means 0.
-template <class Lazy = void>
-[[nodiscard]] std::size_t count_boxes(const detail::lazy_t<Eigen::MatrixXd, Lazy>& points, double epsilon,
-                                      const detail::lazy_t<Eigen::VectorXd, Lazy>& offset = {}) {
+[[nodiscard]] inline std::size_t count_boxes(const Eigen::MatrixXd& points, double epsilon,
+                                             const Eigen::VectorXd& offset = {}) {
   if (!(epsilon > 0.0 && std::isfinite(epsilon)))
     detail::invalid("count_boxes: epsilon must be positive and finite, got ", epsilon);
   const Eigen::Index dims = points.rows(), count = points.cols();
@@ -121,7 +118,7 @@ template <class Lazy = void>
     total = detail::checked_mul(total, static_cast<std::uint64_t>(hi[i] - lo[i]) + 1);
   }
   if (total != 0) {
-    std::unordered_set<detail::lazy_t<std::uint64_t, Lazy>> occupied;
+    std::unordered_set<std::uint64_t> occupied;
     occupied.reserve(static_cast<std::size_t>(count));
     for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
       std::uint64_t key = 0;
@@ -133,10 +130,10 @@ template <class Lazy = void>
     }
     return occupied.size();
   }
-  std::unordered_set<detail::lazy_t<std::string, Lazy>> occupied;
+  std::unordered_set<std::string> occupied;
   occupied.reserve(static_cast<std::size_t>(count));
   std::vector<std::int64_t> box(d);
-  detail::lazy_t<std::string, Lazy> key(d * sizeof(std::int64_t), '\0');
+  std::string key(d * sizeof(std::int64_t), '\0');
   for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
     for (std::size_t i = 0; i < d; ++i)
       box[i] = static_cast<std::int64_t>(std::floor((data[j * d + i] + shift[i]) / epsilon));
@@ -170,9 +167,8 @@ struct BoxCountingEstimate {
 
 /// The smallest m >= 1 with λ^m √(1 - 1/|Y|) <= approximation · epsilon_min: then every point of
 /// Z_λ is that close to a point of Z_λ^m (the trace of its length-m window) in trace space, and back.
-template <class Lazy = void>
-[[nodiscard]] std::size_t box_counting_length(double lambda, std::size_t num_observations, double epsilon_min,
-                                              double approximation = 0.25) {
+[[nodiscard]] inline std::size_t box_counting_length(double lambda, std::size_t num_observations, double epsilon_min,
+                                                     double approximation = 0.25) {
   detail::check_lambda("box_counting_length", lambda);
   detail::check_trace_space_observations("box_counting_length", num_observations);
   if (!(epsilon_min > 0.0 && std::isfinite(epsilon_min)))
@@ -197,9 +193,8 @@ template <class Lazy = void>
 /// s = 0, …, num_offsets - 1 (φ the golden ratio): one fixed grid cuts a cluster smaller than ε
 /// into 1 to 2^{|Y|-1} boxes depending on where it falls, which biases the slope.
 /// Lemma 4.4: the slope tends to d_λ for λ < 1/2, and dim(Z_λ) <= min{|Y| - 1, d_λ}.
-template <class Lazy = void>
-[[nodiscard]] BoxCountingEstimate box_counting_dimension(double lambda, std::size_t num_observations,
-                                                         const BoxCountingOptions& options = {}) {
+[[nodiscard]] inline BoxCountingEstimate box_counting_dimension(double lambda, std::size_t num_observations,
+                                                                const BoxCountingOptions& options = {}) {
   constexpr const char* who = "box_counting_dimension";
   detail::check_lambda(who, lambda);
   detail::check_trace_space_observations(who, num_observations);
@@ -220,7 +215,7 @@ template <class Lazy = void>
     detail::invalid(who, ": Z_lambda^m with lambda = ", lambda, ", |Y| = ", num_observations,
                     " and m = ", result.length, " (for epsilon_min = ", options.epsilon_min, ") has ", num_observations,
                     "^", result.length, " points, more than max_points = ", options.max_points);
-  const detail::lazy_t<Eigen::MatrixXd, Lazy> coordinates = trace_space_coordinates(
+  const Eigen::MatrixXd coordinates = trace_space_coordinates(
       trace_set(lambda, num_observations, result.length, std::numeric_limits<std::size_t>::max()));
 
   // ε_k = ε_max (ε_min / ε_max)^{k / (K - 1)}, and the regression of y = log N on x = log(1/ε).
@@ -233,7 +228,7 @@ template <class Lazy = void>
                                : options.epsilon_max * std::exp(ratio * static_cast<double>(k) / k_last);
     std::size_t fewest = count_boxes(coordinates, epsilon);
     for (std::size_t s = 1; s < options.num_offsets; ++s) {
-      detail::lazy_t<Eigen::VectorXd, Lazy> offset(coordinates.rows());
+      Eigen::VectorXd offset(coordinates.rows());
       for (Eigen::Index i = 0; i < offset.size(); ++i) {
         const double direction = std::fmod(static_cast<double>(i + 1) * std::numbers::phi, 1.0);
         offset[i] = epsilon * std::fmod(static_cast<double>(s) * direction, 1.0);

@@ -77,7 +77,6 @@ inline std::size_t window_table_size(const char* who, std::size_t m, std::size_t
 template <class Store>
 void window_pass(const std::derived_from<StationaryProcess> auto& process, std::size_t m, const Eigen::MatrixXd& newest,
                  Store&& store) {
-  using Lazy = decltype(process);  // Eigen types spelled lazy_t<T, Lazy> are compiled where used
   const std::size_t ny = process.num_observations();
   const auto powers_of_y = powers(ny, m);
   const auto k = static_cast<Eigen::Index>(ny);
@@ -87,13 +86,13 @@ void window_pass(const std::derived_from<StationaryProcess> auto& process, std::
     return;
   }
   const Eigen::MatrixXd last = process.transition() * newest;
-  const lazy_t<SparseMatrix, Lazy> pt = SparseMatrix(process.transition().transpose());
+  const SparseMatrix pt = SparseMatrix(process.transition().transpose());
   // Depth-first without recursion (a window of any length must not exhaust the stack): level j in
   // [1, m - 1) keeps its matrix f_j, the digit y_j being visited and the index of its windows.
-  std::vector<lazy_t<RowDense, Lazy>> forward(m);
+  std::vector<RowDense> forward(m);
   std::vector<Eigen::Index> digit(m, 0);
   std::vector<std::size_t> base(m, 0);
-  lazy_t<Eigen::VectorXd, Lazy> g = process.stationary();
+  Eigen::VectorXd g = process.stationary();
   std::size_t j = 1, index = 0;
   for (;;) {
     for (; j + 1 < m; ++j) {  // descend along digit 0
@@ -240,7 +239,6 @@ template <class Derived>
   const auto k = static_cast<Eigen::Index>(ny);
   const auto& o = process.emission();
   const auto& omega = process.relative_weights();
-  using Lazy = decltype(process);
   const Eigen::MatrixXd ahead = process.bootstrap_transition() * o;  // p(x_{t+1} non-terminal, y_{t+1} | x_t)
   Eigen::MatrixXd newest(omega.size(), k * (k + 2));  // [D O, D r̄ O, D diag(O(·, y)) P̃ O for each y]
   newest << omega.asDiagonal() * o, omega.cwiseProduct(process.rewards()).asDiagonal() * o,
@@ -249,9 +247,8 @@ template <class Derived>
     newest.middleCols(2 * k + y * k, k) = omega.cwiseProduct(o.col(y)).asDiagonal() * ahead;
 
   const auto table = static_cast<Eigen::Index>(size);
-  detail::lazy_t<Eigen::VectorXd, Lazy> probability = Eigen::VectorXd::Zero(table), reward = probability;
-  detail::lazy_t<Eigen::MatrixXd, Lazy> next =
-      Eigen::MatrixXd::Zero(k, table);  // next(y', w) = p(w, x_{t+1} non-terminal, y_{t+1} = y')
+  Eigen::VectorXd probability = Eigen::VectorXd::Zero(table), reward = probability;
+  Eigen::MatrixXd next = Eigen::MatrixXd::Zero(k, table);  // next(y', w) = p(w, x_{t+1} non-terminal, y_{t+1} = y')
   detail::window_pass(process, m, newest, [&](std::size_t index, const auto& sums, Eigen::Index row) {
     for (Eigen::Index y = 0; y < k; ++y) {
       const auto w = static_cast<Eigen::Index>(index) + y;
@@ -274,9 +271,9 @@ template <class Derived>
     for (Eigen::Index y = 0; y < k; ++y)
       if (next(y, w) != 0.0) entries.emplace_back(w, (w % top) * k + y, -discount * next(y, w));
   }
-  detail::lazy_t<detail::ColumnSparse, Lazy> a(table, table);
+  detail::ColumnSparse a(table, table);
   a.setFromTriplets(entries.begin(), entries.end());  // a self-loop window adds to its diagonal
-  Eigen::BiCGSTAB<detail::lazy_t<detail::ColumnSparse, Lazy>, Eigen::DiagonalPreconditioner<double>> solver;
+  Eigen::BiCGSTAB<detail::ColumnSparse, Eigen::DiagonalPreconditioner<double>> solver;
   solver.setTolerance(1e-13);
   solver.setMaxIterations(10000);
   solver.compute(a);

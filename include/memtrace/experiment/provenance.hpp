@@ -32,8 +32,7 @@ struct Provenance {
 };
 
 /// The command line as one string, arguments separated by spaces (quoted where they hold a space).
-template <class Lazy = void>
-[[nodiscard]] std::string command_line(int argc, const char* const* argv) {
+[[nodiscard]] inline std::string command_line(int argc, const char* const* argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg(argv[i]);
@@ -50,8 +49,7 @@ template <class Lazy = void>
 }
 
 /// The memtrace versions named in the provenance blocks of `dir` (empty if it has none).
-template <class Lazy = void>
-[[nodiscard]] std::vector<std::string> provenance_versions(const std::filesystem::path& dir) {
+[[nodiscard]] inline std::vector<std::string> provenance_versions(const std::filesystem::path& dir) {
   std::vector<std::string> versions;
   std::ifstream in(dir / provenance_file_name);
   for (std::string line; std::getline(in, line);)
@@ -62,8 +60,8 @@ template <class Lazy = void>
 /// Throws std::runtime_error naming the folder if one of `folders` holds results of another memtrace
 /// version than this one (per its provenance.txt) and `allow_other_version` is false: merging
 /// shards of two versions would summarize them together.
-template <class Lazy = void>
-void check_provenance_versions(const std::vector<std::filesystem::path>& folders, bool allow_other_version = false) {
+inline void check_provenance_versions(const std::vector<std::filesystem::path>& folders,
+                                      bool allow_other_version = false) {
   if (allow_other_version) return;
   for (const auto& folder : folders)
     for (const std::string& v : provenance_versions(folder))
@@ -79,9 +77,8 @@ void check_provenance_versions(const std::vector<std::filesystem::path>& folders
 /// would be summarized together.
 namespace detail {
 // record_provenance's refusal, also checked before a folder is prepared (open_results_folder).
-template <class Lazy = void>
-void check_folder_version(const char* who, const std::filesystem::path& dir, const std::string& version,
-                          bool allow_other_version) {
+inline void check_folder_version(const char* who, const std::filesystem::path& dir, const std::string& version,
+                                 bool allow_other_version) {
   if (allow_other_version) return;
   for (const std::string& v : provenance_versions(dir))
     if (v != version)
@@ -91,8 +88,7 @@ void check_folder_version(const char* who, const std::filesystem::path& dir, con
 }
 }  // namespace detail
 
-template <class Lazy = void>
-void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
+inline void record_provenance(const std::filesystem::path& dir, const Provenance& p, bool allow_other_version = false) {
   detail::check_folder_version("record_provenance", dir, p.version, allow_other_version);
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
   std::ostringstream block;

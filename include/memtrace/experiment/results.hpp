@@ -114,8 +114,7 @@ class FileDescriptor {
 };
 
 /// The whole content of an open file.
-template <class Lazy = void>
-[[nodiscard]] std::string read_whole(int fd, const std::filesystem::path& path) {
+[[nodiscard]] inline std::string read_whole(int fd, const std::filesystem::path& path) {
   std::string content;
   char buffer[1 << 16];
   for (off_t offset = 0;;) {
@@ -128,8 +127,7 @@ template <class Lazy = void>
   }
 }
 
-template <class Lazy = void>
-[[nodiscard]] std::vector<std::string> split_fields(std::string_view line) {
+[[nodiscard]] inline std::vector<std::string> split_fields(std::string_view line) {
   std::vector<std::string> fields;
   for (std::size_t start = 0;;) {
     const std::size_t comma = line.find(',', start);
@@ -139,8 +137,7 @@ template <class Lazy = void>
   }
 }
 
-template <class Lazy = void>
-[[nodiscard]] std::string join_fields(const std::vector<std::string>& fields, std::size_t count) {
+[[nodiscard]] inline std::string join_fields(const std::vector<std::string>& fields, std::size_t count) {
   std::string joined;
   for (std::size_t c = 0; c < count; ++c) {
     if (c > 0) joined += ',';
@@ -155,9 +152,8 @@ template <class Lazy = void>
 }
 
 /// "(setting=0, seed=1)": a run's key with its column names, for messages.
-template <class Lazy = void>
-[[nodiscard]] std::string key_text(const std::vector<std::string>& header, const std::vector<std::string>& row,
-                                   std::size_t key_columns) {
+[[nodiscard]] inline std::string key_text(const std::vector<std::string>& header, const std::vector<std::string>& row,
+                                          std::size_t key_columns) {
   std::string text = "(";
   for (std::size_t c = 0; c < key_columns; ++c) {
     if (c > 0) text += ", ";
@@ -168,8 +164,7 @@ template <class Lazy = void>
 
 /// Splits complete lines (content up to and including its last '\n') into the header (the first
 /// line) and rows, each of which must have as many fields as the header.
-template <class Lazy = void>
-[[nodiscard]] CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
+[[nodiscard]] inline CsvTable parse_table(std::string_view complete, const std::filesystem::path& path) {
   CsvTable table;
   std::size_t line_number = 0;
   for (std::size_t start = 0; start < complete.size();) {
@@ -192,9 +187,9 @@ template <class Lazy = void>
 /// The keys (first key_columns fields, joined) of the rows of a table read from `path`; throws,
 /// naming the file, both lines and the key, if a key repeats (rows are lines 2, 3, ...): a run
 /// must be in a results file once, and a file concatenated by hand must not pass for a sweep's.
-template <class Lazy = void>
-[[nodiscard]] std::unordered_set<std::string> unique_keys(const CsvTable& table, std::size_t key_columns,
-                                                          const std::filesystem::path& path, std::string_view who) {
+[[nodiscard]] inline std::unordered_set<std::string> unique_keys(const CsvTable& table, std::size_t key_columns,
+                                                                 const std::filesystem::path& path,
+                                                                 std::string_view who) {
   std::unordered_set<std::string> keys;
   keys.reserve(table.rows.size());
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
@@ -213,8 +208,7 @@ template <class Lazy = void>
 /// One line of a CSV file: the fields separated by commas, then '\n', as ResultsCsv writes a row
 /// (for files written whole, such as a summary). Throws std::invalid_argument for no fields or a
 /// field holding a comma or a line break, which the line could not represent.
-template <class Lazy = void>
-[[nodiscard]] std::string csv_line(const std::vector<std::string>& fields) {
+[[nodiscard]] inline std::string csv_line(const std::vector<std::string>& fields) {
   if (fields.empty()) detail::invalid("csv_line: fields must hold at least one field, got none");
   for (std::size_t i = 0; i < fields.size(); ++i)
     if (!detail::valid_field(fields[i]))
@@ -224,9 +218,8 @@ template <class Lazy = void>
 
 namespace detail {
 
-template <class Lazy = void>
-[[nodiscard]] CsvTable parse_csv(std::string_view content, const std::filesystem::path& path, std::size_t key_columns,
-                                 const char* who) {
+[[nodiscard]] inline CsvTable parse_csv(std::string_view content, const std::filesystem::path& path,
+                                        std::size_t key_columns, const char* who) {
   const std::size_t last_newline = content.rfind('\n');
   if (last_newline == std::string_view::npos) invalid(who, ": ", path.string(), " has no complete header line");
   CsvTable table = parse_table(content.substr(0, last_newline + 1), path);
@@ -243,9 +236,8 @@ template <class Lazy = void>
 /// The table of a results file's content, as read_csv reads it (`name` stands for the file in
 /// messages and in the table's `path`): the header and every complete row, a torn last line
 /// ignored; with key_columns > 0 a key that repeats is refused. Throws std::invalid_argument.
-template <class Lazy = void>
-[[nodiscard]] CsvTable parse_csv(std::string_view content, std::string_view name = "<string>",
-                                 std::size_t key_columns = 0) {
+[[nodiscard]] inline CsvTable parse_csv(std::string_view content, std::string_view name = "<string>",
+                                        std::size_t key_columns = 0) {
   return detail::parse_csv(content, std::filesystem::path(name), key_columns, "parse_csv");
 }
 
@@ -253,8 +245,7 @@ template <class Lazy = void>
 /// '\n', left by a crash) is ignored; the file is not modified. With key_columns > 0, the first
 /// key_columns columns identify a run, and a key that repeats is refused (std::invalid_argument
 /// naming the file, both lines and the key).
-template <class Lazy = void>
-[[nodiscard]] CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
+[[nodiscard]] inline CsvTable read_csv(const std::filesystem::path& path, std::size_t key_columns = 0) {
   const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
   return detail::parse_csv(detail::read_whole(file.get(), path), path, key_columns, "read_csv");
@@ -269,16 +260,14 @@ template <class Lazy = void>
 ///
 /// append and contains may be called from several threads. The file is locked (flock) while the
 /// object lives: a second ResultsCsv on the same file, in this or another process, throws.
-/// (`ResultsCsv` is `BasicResultsCsv<>`, a class template only for compile time: docs/design.md.)
-template <class Lazy = void>
-class BasicResultsCsv {
+class ResultsCsv {
  public:
   /// Whether each row is flushed to the disk before append returns (fdatasync). Without it, a
   /// row survives a crash of the program but not necessarily one of the machine.
   enum class Sync { none, each_row };
 
-  BasicResultsCsv(std::filesystem::path path, std::vector<std::string> header, std::size_t key_columns,
-                  Sync sync = Sync::none)
+  ResultsCsv(std::filesystem::path path, std::vector<std::string> header, std::size_t key_columns,
+             Sync sync = Sync::none)
       : path_(std::move(path)),
         header_(std::move(header)),
         key_columns_(key_columns),
@@ -293,8 +282,8 @@ class BasicResultsCsv {
     load();
   }
 
-  BasicResultsCsv(const BasicResultsCsv&) = delete;
-  BasicResultsCsv& operator=(const BasicResultsCsv&) = delete;
+  ResultsCsv(const ResultsCsv&) = delete;
+  ResultsCsv& operator=(const ResultsCsv&) = delete;
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   [[nodiscard]] const std::vector<std::string>& header() const noexcept { return header_; }
@@ -416,6 +405,8 @@ class BasicResultsCsv {
   bool dropped_partial_line_ = false;
 };
 
-using ResultsCsv = BasicResultsCsv<>;
+/// Deprecated in 0.3.0, removed in 0.4.0: ResultsCsv was an alias of BasicResultsCsv<>.
+template <class = void>
+using BasicResultsCsv [[deprecated("use ResultsCsv")]] = ResultsCsv;
 
 }  // namespace memtrace

@@ -48,8 +48,7 @@ struct MergedFile {
 
 namespace detail {
 // Beside the merged runs, each shard's provenance.txt as provenance-shard-I.txt: what computed them.
-template <class Lazy = void>
-void copy_shard_provenance(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& folders) {
+inline void copy_shard_provenance(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& folders) {
   for (const std::filesystem::path& folder : folders) {
     const Shard shard = read_shard_file(folder);
     const std::filesystem::path source = folder / provenance_file_name;
@@ -60,9 +59,9 @@ void copy_shard_provenance(const std::filesystem::path& dir, const std::vector<s
   }
 }
 
-template <class Lazy = void>
-std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::string_view description,
-                                            std::vector<MergeSpec> specs, std::vector<std::string> results_files) {
+inline std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::string_view description,
+                                                   std::vector<MergeSpec> specs,
+                                                   std::vector<std::string> results_files) {
   // Everything that can refuse is checked before the folder is touched: the versions, then the
   // shards' folders (merge_shards), then the rows the folder holds. prepare_results_folder writes
   // its labels only into a folder that holds no results, where nothing after it can refuse.
@@ -120,10 +119,9 @@ std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::st
 /// input, another experiment or shard, a missing or conflicting run) or std::runtime_error
 /// (another memtrace version) whose message starts with "open_results_folder: " and leaves
 /// request.dir as it was.
-template <class Lazy = void>
-std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::string_view description,
-                                            std::vector<MergeSpec> specs,
-                                            const std::vector<std::string>& results_files) {
+inline std::vector<MergedFile> open_results_folder(const SweepRequest& request, std::string_view description,
+                                                   std::vector<MergeSpec> specs,
+                                                   const std::vector<std::string>& results_files) {
   // The parts' messages name the part (merge_shards:, record_provenance:); the caller called this.
   const auto named = [](std::string_view what) {
     constexpr std::string_view who = "open_results_folder: ";

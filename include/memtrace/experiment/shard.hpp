@@ -80,8 +80,7 @@ class Shard {
 /// Reads a shard spec "I/N" (two decimal integers, 0 <= I < N, nothing else). Throws
 /// std::invalid_argument whose message starts with `flag` (the command-line flag or file the text
 /// came from) and quotes the text.
-template <class Lazy = void>
-[[nodiscard]] Shard parse_shard(std::string_view text, std::string_view flag = "parse_shard") {
+[[nodiscard]] inline Shard parse_shard(std::string_view text, std::string_view flag = "parse_shard") {
   const auto number = [](std::string_view digits, std::size_t& value) {
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
@@ -113,8 +112,7 @@ void label_folder(const std::filesystem::path& path, std::string_view text, Refu
   if (existing != text) refuse(existing);
 }
 
-template <class Lazy = void>
-[[nodiscard]] std::string shard_name(const Shard& shard) {
+[[nodiscard]] inline std::string shard_name(const Shard& shard) {
   return shard.whole() ? std::string("the whole sweep") : "shard " + shard.to_string();
 }
 
@@ -122,8 +120,7 @@ template <class Lazy = void>
 
 /// The shard whose runs the results folder `dir` holds: the one in its shard.txt, or the whole
 /// sweep if it has none.
-template <class Lazy = void>
-[[nodiscard]] Shard read_shard_file(const std::filesystem::path& dir) {
+[[nodiscard]] inline Shard read_shard_file(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / shard_file_name;
   if (!std::filesystem::exists(path)) return Shard{};
   const std::string text = detail::read_text(path);
@@ -146,9 +143,9 @@ template <class Lazy = void>
 ///   labels it, and one with another experiment or shard is refused like a later one would be.
 /// Refusals throw std::invalid_argument naming the folder and what it holds; nothing is written
 /// then.
-template <class Lazy = void>
-void prepare_results_folder(const std::filesystem::path& dir, std::string_view description, const Shard& shard = {},
-                            const std::vector<std::string>& results_files = {"runs.csv"}) {
+inline void prepare_results_folder(const std::filesystem::path& dir, std::string_view description,
+                                   const Shard& shard = {},
+                                   const std::vector<std::string>& results_files = {"runs.csv"}) {
   namespace fs = std::filesystem;
   if (fs::exists(dir) && !fs::is_directory(dir)) detail::invalid(dir.string(), " is a file, not a folder");
   const fs::path experiment = dir / experiment_file_name;
@@ -204,8 +201,7 @@ struct MergeSpec {
 
 namespace detail {
 
-template <class Lazy = void>
-void check_merge_spec(const MergeSpec& spec) {
+inline void check_merge_spec(const MergeSpec& spec) {
   if (spec.header.empty()) invalid("merge_shards: spec.header must have at least one column, got none");
   if (spec.key_columns < 1 || spec.key_columns > spec.header.size())
     invalid("merge_shards: spec.key_columns must be in [1, ", spec.header.size(), "], got ", spec.key_columns);
@@ -216,9 +212,8 @@ void check_merge_spec(const MergeSpec& spec) {
 }
 
 /// "a/runs.csv line 5 (shard 0/3)", for messages.
-template <class Lazy = void>
-[[nodiscard]] std::string source_name(const std::filesystem::path& folder, const MergeSpec& spec, std::size_t line,
-                                      const Shard& shard) {
+[[nodiscard]] inline std::string source_name(const std::filesystem::path& folder, const MergeSpec& spec,
+                                             std::size_t line, const Shard& shard) {
   return (folder / spec.results_file).string() + " line " + std::to_string(line) + " (" + shard_name(shard) + ")";
 }
 
@@ -233,8 +228,7 @@ template <class Lazy = void>
 /// are left out, as a re-run on one machine leaves them out. Nothing is written. Returns
 /// spec.header and the rows of spec.keys, in that order, as the shards wrote them; refusals throw
 /// std::invalid_argument.
-template <class Lazy = void>
-[[nodiscard]] CsvTable merge_shards(std::span<const std::filesystem::path> folders, const MergeSpec& spec) {
+[[nodiscard]] inline CsvTable merge_shards(std::span<const std::filesystem::path> folders, const MergeSpec& spec) {
   namespace fs = std::filesystem;
   detail::check_merge_spec(spec);
   if (folders.empty()) detail::invalid("merge_shards: no folders to merge");
@@ -332,11 +326,10 @@ namespace detail {
 // The keys of the rows out/spec.results_file holds (none if it does not exist yet), after checking
 // its header and that every merged row it holds is identical; a conflict throws naming `who`, the
 // file, the line and the run. Reads only.
-template <class Lazy = void>
-[[nodiscard]] std::unordered_map<std::string, std::size_t> check_held_rows(const char* who,
-                                                                           const std::filesystem::path& out,
-                                                                           const CsvTable& merged,
-                                                                           const MergeSpec& spec) {
+[[nodiscard]] inline std::unordered_map<std::string, std::size_t> check_held_rows(const char* who,
+                                                                                  const std::filesystem::path& out,
+                                                                                  const CsvTable& merged,
+                                                                                  const MergeSpec& spec) {
   std::unordered_map<std::string, std::size_t> held;  // key -> row of the existing file
   const std::filesystem::path path = out / spec.results_file;
   if (!std::filesystem::exists(path)) return held;
@@ -358,8 +351,7 @@ template <class Lazy = void>
 }
 }  // namespace detail
 
-template <class Lazy = void>
-std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merged, const MergeSpec& spec) {
+inline std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merged, const MergeSpec& spec) {
   detail::check_merge_spec(spec);
   if (merged.header != spec.header) detail::invalid("write_merged: the merged table's header is not spec.header");
   prepare_results_folder(out, spec.description, Shard{}, {spec.results_file});
@@ -377,9 +369,8 @@ std::size_t write_merged(const std::filesystem::path& out, const CsvTable& merge
 
 /// merge_shards, then write_merged into `out`: the shards' folders merged into one folder that
 /// holds the whole sweep's runs, as if it had run on one machine. Returns the merged table.
-template <class Lazy = void>
-CsvTable merge_shards_into(const std::filesystem::path& out, std::span<const std::filesystem::path> folders,
-                           const MergeSpec& spec) {
+inline CsvTable merge_shards_into(const std::filesystem::path& out, std::span<const std::filesystem::path> folders,
+                                  const MergeSpec& spec) {
   CsvTable merged = merge_shards(folders, spec);
   (void)write_merged(out, merged, spec);
   return merged;

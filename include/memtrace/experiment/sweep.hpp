@@ -45,8 +45,7 @@ namespace detail {
 }
 
 /// "42 s", "3 min 05 s" or "2 h 07 min".
-template <class Lazy = void>
-[[nodiscard]] std::string format_duration(double seconds) {
+[[nodiscard]] inline std::string format_duration(double seconds) {
   const auto s = static_cast<unsigned long long>(seconds + 0.5);
   char buffer[64];
   if (s < 60) {
@@ -60,9 +59,8 @@ template <class Lazy = void>
 }
 
 /// "label: 37/120 runs, 2.5 runs/s, 33 s left" (or "4.0 s/run" for slow runs).
-template <class Lazy = void>
-[[nodiscard]] std::string progress_text(std::string_view label, std::size_t done, std::size_t total,
-                                        double elapsed_seconds) {
+[[nodiscard]] inline std::string progress_text(std::string_view label, std::size_t done, std::size_t total,
+                                               double elapsed_seconds) {
   std::string text(label);
   if (!text.empty()) text += ": ";
   text += std::to_string(done) + "/" + std::to_string(total) + " runs";
@@ -78,7 +76,6 @@ template <class Lazy = void>
 }
 
 /// The progress line of one sweep on stderr; silent unless stderr is a terminal.
-template <class Lazy = void>
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
@@ -174,7 +171,7 @@ void parallel_runs(std::size_t num_runs, Run&& run, const SweepOptions& options 
   }
 
   // The calling thread only watches: it prints progress while waiting for the workers.
-  detail::ProgressLine<> progress(options, num_runs);
+  detail::ProgressLine progress(options, num_runs);
   {
     std::unique_lock lock(mutex);
     while (finished < threads) {
