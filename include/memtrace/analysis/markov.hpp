@@ -243,9 +243,7 @@ class StationaryProcess {
     detail::check_discount(who, discount);
     const auto& model = env.model();
     emission_ = detail::to_dense(model.emission());
-    // Sparse expressions on types that depend on E: compiled where a StationaryProcess is built.
-    using Sparse = SparseMatrix;
-    Sparse p = detail::to_sparse(model.transition());
+    SparseMatrix p = detail::to_sparse(model.transition());
     rewards_ = model.expected_rewards();
     initial_ = model.initial();
     const Eigen::Index n = p.rows();
@@ -266,7 +264,7 @@ class StationaryProcess {
           if (initial_[y] > 0.0) chain.emplace_back(x, y, initial_[y]);
         continue;
       }
-      for (typename Sparse::InnerIterator it(p, x); it; ++it) {
+      for (SparseMatrix::InnerIterator it(p, x); it; ++it) {
         chain.emplace_back(x, it.col(), it.value());
         if (!terminal_[static_cast<std::size_t>(it.col())]) bootstrap.emplace_back(x, it.col(), it.value());
       }
@@ -276,7 +274,7 @@ class StationaryProcess {
     bootstrap_.resize(n, n);
     bootstrap_.setFromTriplets(bootstrap.begin(), bootstrap.end());
     stationary_ = stationary_distribution(transition_);
-    continuation_ = static_cast<const Sparse&>(bootstrap_) * Eigen::VectorXd::Ones(n);
+    continuation_ = static_cast<const SparseMatrix&>(bootstrap_) * Eigen::VectorXd::Ones(n);
     weights_ = stationary_;
     for (Eigen::Index x = 0; x < n; ++x)
       if (terminal_[static_cast<std::size_t>(x)]) weights_[x] = 0.0;
