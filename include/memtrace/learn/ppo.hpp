@@ -272,7 +272,7 @@ class Ppo {
   Ppo(std::size_t input_dim, std::size_t num_actions, PpoOptions options = {}, std::uint64_t seed = 0)
       : options_(checked(std::move(options), input_dim, num_actions)),
         samples_(options_.n_envs * options_.n_steps),
-        batch_(samples_ / options_.minibatches),
+        minibatch_size_(samples_ / options_.minibatches),
         gen_(seed),
         nets_(input_dim, num_actions, options_.hidden_sizes),
         actor_adam_(nets_.actor().num_parameters(), options_.adam),
@@ -281,9 +281,9 @@ class Ppo {
     nets_.initialize_orthogonal(gen_);
     permutation_.resize(samples_);
     stats_.reserve(samples_);
-    minibatch_.reserve(input_dim, batch_);
-    workspace_.reserve(num_actions, batch_);
-    nets_.reserve(std::max(batch_, options_.n_envs));
+    minibatch_.reserve(input_dim, minibatch_size_);
+    workspace_.reserve(num_actions, minibatch_size_);
+    nets_.reserve(std::max(minibatch_size_, options_.n_envs));
   }
 
   // ---- acting and recording: the data path ----
@@ -440,7 +440,8 @@ class Ppo {
       for (std::size_t s = samples_; s-- > 1;)
         std::swap(permutation_[s], permutation_[static_cast<std::size_t>(uniform_index(gen_, s + 1))]);
       for (std::size_t m = 0; m < options_.minibatches; ++m) {
-        minibatch_.gather(buffer, std::span<const std::size_t>(permutation_.data() + m * batch_, batch_));
+        minibatch_.gather(buffer,
+                          std::span<const std::size_t>(permutation_.data() + m * minibatch_size_, minibatch_size_));
         const PpoLoss l = ppo_loss(nets_, minibatch_, loss_coefficients(), true, workspace_);
         const double norm =
             clip_by_global_norm(options_.max_grad_norm, nets_.actor().gradients(), nets_.critic().gradients());
@@ -747,8 +748,8 @@ class Ppo {
   }
 
   PpoOptions options_;
-  std::size_t samples_;  // n_envs·n_steps
-  std::size_t batch_;    // samples per minibatch
+  std::size_t samples_;         // n_envs·n_steps
+  std::size_t minibatch_size_;  // samples per minibatch
   DefaultGenerator gen_;
   ActorCritic<Scalar> nets_;
   Adam<Scalar> actor_adam_, critic_adam_;
