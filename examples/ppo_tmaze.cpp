@@ -16,7 +16,6 @@
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
 // evaluation's make_stream(key, n_envs + 1). Every memory and corridor of seed j therefore sees the
 // same streams, and the results do not depend on the thread count or on the shard that runs them.
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +34,7 @@
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
@@ -82,32 +82,6 @@ MemoryChoice parse_memory(const std::string& name) {
   throw std::invalid_argument("unknown memory '" + name + "'");
 }
 
-/// The instruction set the program was compiled for, and the SIMD sets Eigen's kernels use: float
-/// sums round differently under each, so runs of two builds are never compared bit for bit, mixed or
-/// resumed. (Whether the compiler may fuse multiplies and adds, -ffp-contract, is not visible here:
-/// CMake passes -ffp-contract=off with AVX2.)
-std::string isa() {
-#if defined(__AVX512F__)
-  std::string name = "avx512";
-#elif defined(__AVX2__) && defined(__FMA__)
-  std::string name = "avx2+fma";
-#elif defined(__AVX__)
-  std::string name = "avx";
-#elif defined(__x86_64__)
-  std::string name = "sse2";
-#else
-  std::string name = "portable";
-#endif
-  return name + " (Eigen: " + Eigen::SimdInstructionSetsInUse() + ")";
-}
-
-/// CPU time of the calling thread, in seconds (a sweep's run lives on one thread).
-double thread_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 struct Options {
   // One run (the official README run by default).
   MemoryChoice memory;
@@ -153,23 +127,6 @@ struct RunSpec {
   std::size_t steps;
 };
 
-/// The means of PPO's per-update diagnostics over the updates of one curve bin.
-struct Diagnostics {
-  std::size_t updates = 0;
-  double entropy = 0, value_loss = 0, advantage_std = 0, approx_kl = 0, clip_fraction = 0;
-  void add(const PpoStats& s) {
-    ++updates;
-    entropy += s.entropy;
-    value_loss += s.value_loss;
-    advantage_std += s.advantage_std;
-    approx_kl += s.approx_kl;
-    clip_fraction += s.clip_fraction;
-  }
-  [[nodiscard]] std::vector<double> means() const {
-    const double n = static_cast<double>(updates);
-    return {entropy / n, value_loss / n, advantage_std / n, approx_kl / n, clip_fraction / n};
-  }
-};
 const std::vector<std::string> diagnostics_columns{"updates",       "entropy",   "value_loss",
                                                    "advantage_std", "approx_kl", "clip_fraction"};
 
@@ -179,10 +136,9 @@ struct RunResult {
   double eval_goal = 0;      // evaluation episodes that reached either goal / eval_episodes (0: collapsed)
   std::size_t eval_steps = 0;
   std::size_t train_episodes = 0;
-  double seconds = 0;                                 // wall time
-  double cpu_seconds = 0;                             // CPU time of the run's thread
-  std::vector<std::pair<std::size_t, double>> curve;  // (env steps, success of the episodes ended since the last point)
-  std::vector<Diagnostics> diagnostics;               // per curve point: the updates since the last point
+  double seconds = 0;             // wall time
+  double cpu_seconds = 0;         // CPU time of the run's thread
+  std::vector<CurvePoint> curve;  // success and diagnostics since the last point
 };
 
 /// Progress of one run on stderr: steps, success rate of the recent episodes, steps/s, time left.
@@ -212,19 +168,6 @@ class Progress {
   Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
-/// The environment steps at which a run of `total` steps (whole updates of `batch` steps each)
-/// records the `points` points of its learning curve: point p = 1 ... points at the end of the
-/// first update that reaches p/points of the total. Points that fall on one update share its step
-/// count (a run of fewer updates than points); curves.csv keeps the first of them.
-std::vector<std::size_t> curve_steps(std::size_t total, std::size_t batch, std::size_t points) {
-  points = std::max<std::size_t>(1, points);
-  std::vector<std::size_t> at;
-  at.reserve(points);
-  for (std::size_t p = 1; p <= points; ++p)
-    at.push_back(((p * total + points - 1) / points + batch - 1) / batch * batch);  // ceil to a whole update
-  return at;
-}
-
 /// Trains one agent with `memory` (copied into every environment) and evaluates it.
 template <class M>
 RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
@@ -249,47 +192,17 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
     throw std::invalid_argument("--steps " + std::to_string(spec.steps) +
                                 " is less than one update of n_envs x n_steps = " + std::to_string(batch) + " steps");
   RunResult result;
-  std::size_t successes = 0;
   // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
-  // episodes that ended since the previous point.
-  const std::vector<std::size_t> curve_at = curve_steps(total, batch, o.curve_points);
-  std::size_t next_point = 0, bin_episodes = 0, bin_successes = 0;
-  Diagnostics bin_diagnostics;
-  std::vector<bool> recent;  // the last 100 episodes' success, for the progress line
-  std::size_t recent_next = 0, recent_successes = 0;
+  // episodes that ended since the previous point (reward 1 exactly on the success cell).
+  LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
   Progress line(progress, total);
   train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
-    bin_diagnostics.add(stats);
-    for (const EpisodeEnd& e : stats.episodes) {
-      const bool success = e.episode_return > 0.5;  // reward 1 exactly on the success cell
-      ++result.train_episodes;
-      successes += success;
-      ++bin_episodes;
-      bin_successes += success;
-      if (recent.size() < 100) {
-        recent.push_back(success);
-      } else {
-        recent_successes -= recent[recent_next];
-        recent[recent_next] = success;
-        recent_next = (recent_next + 1) % 100;
-      }
-      recent_successes += success;
-    }
-    while (next_point < curve_at.size() && stats.env_steps >= curve_at[next_point]) {
-      result.curve.emplace_back(
-          stats.env_steps, bin_episodes == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                             : static_cast<double>(bin_successes) / static_cast<double>(bin_episodes));
-      result.diagnostics.push_back(bin_diagnostics);
-      bin_episodes = bin_successes = 0;
-      bin_diagnostics = {};
-      ++next_point;
-    }
-    line.update(stats.env_steps, recent.empty()
-                                     ? std::numeric_limits<double>::quiet_NaN()
-                                     : static_cast<double>(recent_successes) / static_cast<double>(recent.size()));
+    curve.record(stats);
+    line.update(stats.env_steps, curve.recent_success_rate());
   });
-  result.train_success =
-      result.train_episodes == 0 ? 0.0 : static_cast<double>(successes) / static_cast<double>(result.train_episodes);
+  result.train_episodes = curve.episodes();
+  result.train_success = curve.episodes() == 0 ? 0.0 : curve.success_rate();
+  result.curve = curve.points();
   DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
   const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps);
   std::size_t eval_successes = 0, eval_goals = 0;
@@ -371,11 +284,13 @@ int play(const Options& o) {
   return 0;
 }
 
-/// diagnostics.csv's numbers of one curve bin (empty fields when no update fell in it).
-std::vector<std::string> diagnostics_row(const Diagnostics& d) {
-  std::vector<std::string> row{csv_field(d.updates)};
-  for (const double x : d.means()) row.push_back(d.updates == 0 ? std::string() : csv_field(x));
-  return row;
+/// A number of the CSV files; NaN (a bin without episodes or updates) is an empty field.
+std::string field(double x) { return std::isnan(x) ? std::string() : csv_field(x); }
+
+/// diagnostics.csv's numbers of one curve point.
+std::vector<std::string> diagnostics_row(const CurvePoint& p) {
+  return {csv_field(p.updates),   field(p.entropy),   field(p.value_loss),
+          field(p.advantage_std), field(p.approx_kl), field(p.clip_fraction)};
 }
 
 std::string experiment_description(const Options& o, bool lambdas_given);
@@ -399,7 +314,7 @@ int single(const Options& o) {
   }
   if (o.memory.kind == MemoryKind::frame_stack) std::printf(" (%zu frames)", frames);
   std::printf(", %zu steps, discount %s, seed %llu, %s build\n", o.steps, csv_field(o.discount).c_str(),
-              static_cast<unsigned long long>(o.seed), isa().c_str());
+              static_cast<unsigned long long>(o.seed), examples::instruction_set().c_str());
   // What this run is, before any work: its flags' meaning, as a sweep's experiment.txt says.
   Options described = o;
   described.lambdas = lambdas;  // trace-slow runs with (k - 1)/k
@@ -409,16 +324,15 @@ int single(const Options& o) {
   detail::write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true);
   std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
-  for (std::size_t p = 0; p < r.curve.size(); ++p) {
-    const auto& [steps, success] = r.curve[p];
-    curve += csv_field(steps) + "," + (std::isnan(success) ? std::string() : csv_field(success)) + "\n";
-    diagnostics += csv_field(steps) + "," + csv_line(diagnostics_row(r.diagnostics[p]));
+  for (const CurvePoint& p : r.curve) {
+    curve += csv_field(p.env_steps) + "," + field(p.success_rate()) + "\n";
+    diagnostics += csv_field(p.env_steps) + "," + csv_line(diagnostics_row(p));
   }
   detail::write_text_atomically(dir / "curve.csv", curve);
   detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
   std::printf("training: %zu episodes, success rate %.3f over all of them", r.train_episodes, r.train_success);
-  if (!r.curve.empty() && !std::isnan(r.curve.back().second))
-    std::printf(", %.3f over the last %.0f%% of the steps", r.curve.back().second,
+  if (!r.curve.empty() && !std::isnan(r.curve.back().success_rate()))
+    std::printf(", %.3f over the last %.0f%% of the steps", r.curve.back().success_rate(),
                 100.0 / static_cast<double>(r.curve.size()));
   std::printf("\nevaluation (%zu episodes, stochastic policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
               o.eval_episodes, r.eval_steps, r.eval_success, r.eval_goal);
@@ -465,7 +379,7 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start"
     << "\neval_steps=" << o.eval_steps << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip "
     << csv_field(p.normalizer.clip) << " (memories named +norm)"
-    << "\nisa=" << isa() << '\n';  // float sums round differently with AVX2 and FMA
+    << "\nisa=" << examples::instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
 
@@ -509,7 +423,7 @@ int sweep(const Options& o, bool lambdas_given) {
     MergeSpec curves_spec{{}, "curves.csv", curves_header, 6, {}};
     for (const RunSpec& spec : specs) {
       runs_spec.keys.push_back(key_of(spec));
-      std::vector<std::size_t> at = curve_steps(spec.steps / batch * batch, batch, o.curve_points);
+      std::vector<std::size_t> at = curve_steps(spec.steps, batch, o.curve_points);
       at.erase(std::unique(at.begin(), at.end()), at.end());
       for (const std::size_t steps : at) {
         auto key = key_of(spec);
@@ -543,16 +457,16 @@ int sweep(const Options& o, bool lambdas_given) {
           const RunResult r = run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given),
                                       frames_of(o, spec.corridor), false);
           // The curve first: a run counts as finished once its runs.csv row exists.
-          for (std::size_t p = 0; p < r.curve.size(); ++p) {
+          for (const CurvePoint& p : r.curve) {
             auto row = key_of(spec);
-            row.push_back(csv_field(r.curve[p].first));
+            row.push_back(csv_field(p.env_steps));
             if (!diagnostics.contains(row)) {
               auto d = row;
-              for (std::string& x : diagnostics_row(r.diagnostics[p])) d.push_back(std::move(x));
+              for (std::string& x : diagnostics_row(p)) d.push_back(std::move(x));
               diagnostics.append(d);
             }
             if (curves.contains(row)) continue;
-            row.push_back(std::isnan(r.curve[p].second) ? std::string() : csv_field(r.curve[p].second));
+            row.push_back(field(p.success_rate()));
             curves.append(row);
           }
           auto row = key_of(spec);

@@ -24,6 +24,7 @@
 #include "memtrace/learn/td.hpp"
 #include "memtrace/learn/td_bank.hpp"
 #include "memtrace/learn/trace_td.hpp"
+#include "memtrace/loop/learning_curve.hpp"
 #include "memtrace/loop/ppo.hpp"
 #include "memtrace/loop/rollout.hpp"
 #include "memtrace/loop/run_td.hpp"

@@ -4,6 +4,7 @@
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/td.hpp>
+#include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 
@@ -154,11 +155,30 @@ bool ppo_rollout_and_loss() {
   return std::isfinite(loss.loss) && loss.entropy > 1.0 && stats.update == 1 && buffer.recorded == 0;
 }
 
+/// A learning curve of 8 updates at corridor 8: 4 points, the success rate of each bin.
+bool learning_curve() {
+  const TraceBank<dynamic, float> traces({0.0, 7.0 / 8.0}, 45, TraceInit::zero);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < 16; ++i) gens.push_back(make_stream(5, i));
+  Rollout rollout(std::vector<MinigridTMaze>(16, MinigridTMaze(8)), std::vector<TraceBank<dynamic, float>>(16, traces),
+                  std::move(gens));
+  Ppo<Eigen::VectorXf> agent(traces.dim(), 3, PpoOptions{}, 5);
+  const std::size_t steps = 8 * 2048;
+
+  LearningCurve curve(steps, 16 * 128, {.points = 4, .success_return = 0.5});  // the T-maze pays 1 on success
+  train(agent, rollout, steps, [&](const PpoStats& s) { curve.record(s); });
+  for (const CurvePoint& p : curve.points())
+    std::printf("%zu steps: %zu episodes, success %.2f, entropy %.3f, approx KL %.4f\n", p.env_steps, p.episodes,
+                p.success_rate(), p.entropy, p.approx_kl);
+
+  return curve.points().size() == 4 && curve.points().back().env_steps == steps && curve.episodes() > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--ppo") ppo_tmaze_64();
-  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss();
+  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve();
   std::puts(ok ? "docs/control.md: ok" : "docs/control.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -107,6 +107,18 @@ TEST_CASE("parallel_runs rethrows the first exception and starts no further runs
   }
 }
 
+TEST_CASE("thread_cpu_seconds counts the calling thread's work, not the time it waits", "[sweep]") {
+  const double start = thread_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double slept = thread_cpu_seconds() - start;
+  volatile double x = 0;
+  for (int i = 0; i < 20'000'000; ++i) x = x + 1e-9 * i;
+  const double worked = thread_cpu_seconds() - start - slept;
+  CHECK(slept >= 0.0);
+  CHECK(slept < 0.1);  // sleeping costs (almost) no CPU
+  CHECK(worked > 0.0);
+}
+
 TEST_CASE("the progress line says done/total, rate and time left", "[sweep]") {
   CHECK(detail::format_duration(42.2) == "42 s");
   CHECK(detail::format_duration(185) == "3 min 05 s");

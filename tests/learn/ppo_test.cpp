@@ -29,6 +29,7 @@
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_buffer.hpp>
 #include <memtrace/learn/ppo_loss.hpp>
+#include <memtrace/loop/learning_curve.hpp>
 // loop/ppo.hpp (train, evaluate) through the deprecated header of 0.2, the include path that code
 // using Ppo::train had: it stays tested until 0.4 removes it.
 #include <memtrace/experiment/rollout.hpp>
@@ -1006,6 +1007,55 @@ TEST_CASE("PPO learns a one-step task whose best action depends on the observati
   INFO("evaluation success " << success << ", last update's training success " << last);
   CHECK(success > 0.9);
   CHECK(last > 0.9);
+}
+
+TEST_CASE("a learning curve of train() holds every episode and update once, in the bins of their steps",
+          "[ppo][curve]") {
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 8;
+  o.minibatches = 2;
+  Ppo<Eigen::VectorXf, float> agent(2, 2, o, 3);
+  const DenseTrace<Eigen::VectorXf> onehot{2, 0.0};
+  auto rollout = make_rollout(4, ContextBandit{}, onehot, 3);
+  const std::size_t updates = 13, steps = updates * 32 + 5;  // a remainder that is not run
+  LearningCurve curve(steps, 32, {.points = 5, .success_return = 0.5, .recent_episodes = 7});
+  std::vector<PpoStats> seen;
+  std::vector<std::vector<EpisodeEnd>> episodes;
+  train(agent, rollout, steps, [&](const PpoStats& s) {
+    curve.record(s);
+    seen.push_back(s);
+    episodes.emplace_back(s.episodes.begin(), s.episodes.end());
+  });
+  REQUIRE(seen.size() == updates);
+  REQUIRE(curve.points().size() == 5);
+  std::size_t u = 0, all = 0, all_successes = 0;
+  std::vector<bool> order;
+  for (const CurvePoint& point : curve.points()) {
+    std::size_t n = 0, successes = 0;
+    double entropy = 0;
+    for (; u < updates && seen[u].env_steps <= point.env_steps; ++u) {
+      entropy += seen[u].entropy;
+      for (const EpisodeEnd& e : episodes[u]) {
+        ++n;
+        successes += e.episode_return > 0.5;
+        order.push_back(e.episode_return > 0.5);
+      }
+    }
+    CHECK(point.episodes == n);
+    CHECK(point.successes == successes);
+    if (point.updates > 0) CHECK(point.entropy == Approx(entropy / static_cast<double>(point.updates)));
+    all += n;
+    all_successes += successes;
+  }
+  CHECK(u == updates);
+  CHECK(curve.points().back().env_steps == updates * 32);
+  CHECK(curve.episodes() == all);
+  CHECK(curve.successes() == all_successes);
+  REQUIRE(all >= 7);  // a one-step task: every step ends an episode
+  std::size_t recent = 0;
+  for (std::size_t i = all - 7; i < all; ++i) recent += order[i];
+  CHECK(curve.recent_success_rate() == static_cast<double>(recent) / 7.0);
 }
 
 TEST_CASE("the same seed gives the same parameters after an update, bit for bit, and another seed does not",

@@ -4,6 +4,7 @@
 // only on its index: each run draws from make_stream(seed, run index), never from a generator
 // shared between runs, so results are identical for any number of threads. See docs/experiments.md.
 
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +36,15 @@ struct SweepOptions {
   /// Printed in front of the progress line.
   std::string label{};  // {} keeps {.threads = 2} free of -Wmissing-field-initializers
 };
+
+/// The CPU time the calling thread has used, in seconds (POSIX CLOCK_THREAD_CPUTIME_ID). A run of
+/// a sweep lives on one thread, so the difference over the run is the run's CPU time, whatever the
+/// other threads do; wall time is not, on a loaded machine.
+[[nodiscard]] inline double thread_cpu_seconds() noexcept {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 namespace detail {
 
