@@ -296,30 +296,24 @@ int main(int argc, char** argv) {
   app.add_option("--lambdas", o.lambdas, "Memory-trace λ values, each in [0, 1) (duplicates are ignored)")
       ->check(number_check("in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; }))
       ->delimiter(',')
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_option("--max-window", o.max_window, "Longest full window and frame stack m, in 1..64")
-      ->check(number_check("an integer in 1..64", [](double x) { return x >= 1 && x <= 64 && x == std::floor(x); }))
-      ->capture_default_str();
+      ->check(number_check("an integer in 1..64", [](double x) { return x >= 1 && x <= 64 && x == std::floor(x); }));
   app.add_option("--max-table", o.max_table,
                  "Largest full-window table (|Y|+1)^m computed; longer windows are skipped with a note")
       ->check(number_check("an integer in 1..2^30",
-                           [](double x) { return x >= 1 && x <= 1073741824.0 && x == std::floor(x); }))
-      ->capture_default_str();
-  app.add_option("--out", o.out, "Output folder")->capture_default_str();
+                           [](double x) { return x >= 1 && x <= 1073741824.0 && x == std::floor(x); }));
+  app.add_option("--out", o.out, "Output folder");
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   app.add_flag("--learn", o.learn,
                "Also online TD(0) with every memory on the HMM of the policy, every step size, --seeds runs of "
                "--steps steps; writes DIR/learn.csv and the best step size's mean VE in the table");
   app.add_option("--steps", o.steps, "TD steps per run (--learn)")
-      ->check(number_check("an integer in 1..10^9", [](double x) { return x >= 1 && x <= 1e9 && x == std::floor(x); }))
-      ->capture_default_str();
+      ->check(number_check("an integer in 1..10^9", [](double x) { return x >= 1 && x <= 1e9 && x == std::floor(x); }));
   app.add_option("--seeds", o.seeds, "Runs per memory and step size (--learn)")
-      ->check(number_check("an integer in 1..10^6", [](double x) { return x >= 1 && x <= 1e6 && x == std::floor(x); }))
-      ->capture_default_str();
+      ->check(number_check("an integer in 1..10^6", [](double x) { return x >= 1 && x <= 1e6 && x == std::floor(x); }));
   app.add_option("--seed", o.seed, "Base seed; run j uses make_stream(seed, j) (--learn)")
-      ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x == std::floor(x); }))
-      ->capture_default_str();
+      ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x == std::floor(x); }));
   app.add_option("--alphas", o.alphas, "TD step sizes (--learn; default: 13 log-spaced in [1e-4, 1])")
       ->check(number_check("positive and at most 1", [](double x) { return x > 0.0 && x <= 1.0; }))
       ->delimiter(',')

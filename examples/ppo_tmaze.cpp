@@ -93,6 +93,7 @@ struct Options {
   double discount = 0.99;
   std::size_t eval_episodes = 100;
   std::size_t eval_steps = 10'000'000;  // the evaluation's step cap (binds only beyond corridor 128)
+  bool eval_greedy = false;             // evaluate the most probable action instead of sampling
   PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
@@ -204,7 +205,8 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.train_success = curve.episodes() == 0 ? 0.0 : curve.success_rate();
   result.curve = curve.points();
   DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
-  const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps);
+  const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps,
+                                 o.eval_greedy ? ActionSelection::greedy : ActionSelection::sample);
   std::size_t eval_successes = 0, eval_goals = 0;
   for (const EpisodeEnd& e : episodes) {
     eval_successes += e.episode_return > 0.5;
@@ -334,8 +336,8 @@ int single(const Options& o) {
   if (!r.curve.empty() && !std::isnan(r.curve.back().success_rate()))
     std::printf(", %.3f over the last %.0f%% of the steps", r.curve.back().success_rate(),
                 100.0 / static_cast<double>(r.curve.size()));
-  std::printf("\nevaluation (%zu episodes, stochastic policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
-              o.eval_episodes, r.eval_steps, r.eval_success, r.eval_goal);
+  std::printf("\nevaluation (%zu episodes, %s policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
+              o.eval_episodes, o.eval_greedy ? "greedy" : "stochastic", r.eval_steps, r.eval_success, r.eval_goal);
   std::printf(
       "%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
       static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
@@ -377,8 +379,8 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
   s << "\nframes=" << (o.frames != 0 ? std::to_string(o.frames) : std::string("k+1"))
     << "\ncurve_points=" << o.curve_points
     << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start"
-    << "\neval_steps=" << o.eval_steps << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip "
-    << csv_field(p.normalizer.clip) << " (memories named +norm)"
+    << "\neval_steps=" << o.eval_steps << (o.eval_greedy ? "\nevaluation=greedy" : "") << "\nnormalizer=epsilon "
+    << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip) << " (memories named +norm)"
     << "\nisa=" << examples::instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
@@ -579,80 +581,63 @@ int main(int argc, char** argv) {
   app.add_option("--memory", memory,
                  "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack; a trace with +norm "
                  "(trace+norm) normalises its features, as --normalize does")
-      ->check(CLI::IsMember(memory_flag_values))
-      ->capture_default_str();
+      ->check(CLI::IsMember(memory_flag_values));
   bool normalize = false;
   app.add_flag("--normalize", normalize,
                "Normalise the features with running statistics (FeatureNormalizer; traces only): --memory trace "
                "--normalize is --memory trace+norm");
   app.add_option("--lambdas", o.lambdas, "λ of the traces (--memory trace); --figure: {0, (k-1)/k} unless given")
       ->check(unit_open)
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_option("--frames", o.frames, "Frames of the frame stack (0: k + 1, the official Window(m = k))")
-      ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x <= 1e6; }))
-      ->capture_default_str();
+      ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x <= 1e6; }));
   app.add_option("--corridor", o.corridor, "Corridor length k (>= 2)")
-      ->check(number_check("an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; }))
-      ->capture_default_str();
+      ->check(number_check("an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; }));
   app.add_option("--steps", o.steps, "Environment steps of the run (a multiple of n-envs x n-steps is used)")
-      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }))
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "Base seed")
-      ->check(number_check("a non-negative integer", [](double x) { return x >= 0; }))
-      ->capture_default_str();
-  app.add_option("--discount", o.discount, "Discount γ")->check(unit)->capture_default_str();
-  app.add_option("--eval-episodes", o.eval_episodes, "Episodes of the final evaluation (stochastic policy)")
-      ->check(positive_int)
-      ->capture_default_str();
+      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }));
+  app.add_option("--seed", o.seed, "Base seed")->check(number_check("a non-negative integer", [](double x) {
+    return x >= 0;
+  }));
+  app.add_option("--discount", o.discount, "Discount γ")->check(unit);
+  app.add_option("--eval-episodes", o.eval_episodes, "Episodes of the final evaluation")->check(positive_int);
   app.add_option("--eval-steps", o.eval_steps,
                  "Step cap of the evaluation: episodes not finished within it count as failures")
-      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }))
-      ->capture_default_str();
-  app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int)->capture_default_str();
-  app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int)->capture_default_str();
-  app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit)->capture_default_str();
-  app.add_option("--epochs", o.ppo.epochs, "Epochs per update")->check(positive_int)->capture_default_str();
-  app.add_option("--minibatches", o.ppo.minibatches, "Minibatches per epoch")
-      ->check(positive_int)
-      ->capture_default_str();
-  app.add_option("--clip", o.ppo.clip_epsilon, "Clip ε of the ratio")->check(positive)->capture_default_str();
-  app.add_option("--vf-coef", o.ppo.vf_coef, "Weight of the value loss")->check(non_negative)->capture_default_str();
-  app.add_option("--ent-coef", o.ppo.ent_coef, "Weight of the entropy bonus")
-      ->check(non_negative)
-      ->capture_default_str();
+      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }));
+  app.add_flag("--eval-greedy", o.eval_greedy,
+               "Evaluate the greedy policy (the most probable action); without it the policy is sampled, as the "
+               "official code evaluates it");
+  app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
+  app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
+  app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
+  app.add_option("--epochs", o.ppo.epochs, "Epochs per update")->check(positive_int);
+  app.add_option("--minibatches", o.ppo.minibatches, "Minibatches per epoch")->check(positive_int);
+  app.add_option("--clip", o.ppo.clip_epsilon, "Clip ε of the ratio")->check(positive);
+  app.add_option("--vf-coef", o.ppo.vf_coef, "Weight of the value loss")->check(non_negative);
+  app.add_option("--ent-coef", o.ppo.ent_coef, "Weight of the entropy bonus")->check(non_negative);
   app.add_option("--max-grad-norm", o.ppo.max_grad_norm, "Global gradient-norm clip over both networks")
-      ->check(positive)
-      ->capture_default_str();
-  app.add_option("--lr", o.ppo.learning_rate, "Adam's learning rate (decayed linearly to 0)")
-      ->check(non_negative)
-      ->capture_default_str();
+      ->check(positive);
+  app.add_option("--lr", o.ppo.learning_rate, "Adam's learning rate (decayed linearly to 0)")->check(non_negative);
   bool constant_lr = false;
   app.add_flag("--constant-lr", constant_lr, "Do not decay the learning rate");
   app.add_option("--hidden", o.ppo.hidden_sizes, "Hidden layer sizes of the actor and of the critic")
       ->check(positive_int)
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_flag("--textbook-truncation", o.textbook_truncation,
                "Bootstrap a truncated episode from its final observation (default: the official code's quirk, which "
                "chains into the next episode)");
-  app.add_option("--out", o.out, "Output folder (a sweep resumes the runs it holds)")->capture_default_str();
+  app.add_option("--out", o.out, "Output folder (a sweep resumes the runs it holds)");
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   app.add_option("--threads", o.threads, "Worker threads of a sweep (0: all cores)")
-      ->check(number_check("in [0, 1024]", [](double x) { return x >= 0 && x <= 1024; }))
-      ->capture_default_str();
+      ->check(number_check("in [0, 1024]", [](double x) { return x >= 0 && x <= 1024; }));
   app.add_option("--play", o.play, "Replay a string of actions (0 forward, 1 turn right, 2 turn left), print each step")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             return s.find_first_not_of("012") == std::string::npos ? std::string() : "must be a string of 0, 1 and 2";
           },
           "ACTIONS"));
-  app.add_option("--cue", o.cue, "--play: the cue's colour")
-      ->check(CLI::IsMember({"green", "blue"}))
-      ->capture_default_str();
+  app.add_option("--cue", o.cue, "--play: the cue's colour")->check(CLI::IsMember({"green", "blue"}));
   app.add_option("--sides", o.sides, "--play: 1 puts green on the upper goal, 0 on the lower")
-      ->check(CLI::IsMember({"0", "1"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"0", "1"}));
   app.add_flag("--figure", o.figure,
                "Figure 5: success rate against corridor length for the official recipe's four memories and the "
                "normalised traces (trace+norm)");
@@ -666,29 +651,24 @@ int main(int argc, char** argv) {
                "The paper's configuration (50 seeds, 1.024e9 steps, γ in {0.9, 0.99, 0.999}): far beyond one machine");
   app.add_option("--corridors", o.corridors, "Sweeps: corridor lengths")
       ->check(number_check("an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; }))
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_option("--memories", o.memories, "Sweeps: memories (as --memory)")
       ->check(CLI::IsMember(memory_flag_values))
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_option("--discounts", o.discounts,
                  "Sweeps: discounts (the figure shows the best of each memory and corridor)")
       ->check(unit)
-      ->expected(1, -1)
-      ->capture_default_str();
+      ->expected(1, -1);
   app.add_option("--seeds", o.seeds, "Sweeps: runs per setting (seeds 0..N-1)")
       ->check(
           number_check("an integer in [2, 10^6] (a confidence interval needs two runs; every run is kept in memory)",
-                       [](double x) { return x >= 2 && x <= 1e6; }))
-      ->capture_default_str();
+                       [](double x) { return x >= 2 && x <= 1e6; }));
   app.add_option("--sweep-steps", o.sweep_steps, "Sweeps: steps per run, one value or one per corridor")
       ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }))
       ->expected(1, -1);
   app.add_option("--curve-points", o.curve_points, "Points of each run's learning curve")
       ->check(positive_int)
-      ->check(number_check("at most 10^6 (every run's curve is kept in memory)", [](double x) { return x <= 1e6; }))
-      ->capture_default_str();
+      ->check(number_check("at most 10^6 (every run's curve is kept in memory)", [](double x) { return x <= 1e6; }));
   examples::add_sweep_flags(app, o.split, "the runs i with i mod N = I", "runs.csv, curves.csv and diagnostics.csv",
                             "Sweeps: ");
   CLI11_PARSE(app, argc, argv);

@@ -209,6 +209,22 @@ TEST_CASE("ppo_tmaze resumes a sweep: a second run redoes no finished run and gi
   CHECK_THAT(memtrace::test::slurp(temp() / "foreign.log.err"), Catch::Contains("describes a different experiment"));
 }
 
+TEST_CASE("ppo_tmaze --eval-greedy evaluates the greedy policy and records it; a folder of sampled ones refuses it") {
+  const fs::path out = temp() / "greedy";
+  REQUIRE(run_program("--corridor 8 --steps 2048 --eval-episodes 5 --eval-greedy --no-plot --out " + out.string(),
+                      temp() / "greedy.log") == 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "greedy.log"), Catch::Contains("evaluation (5 episodes, greedy policy, "));
+  CHECK_THAT(memtrace::test::slurp(out / "run.txt"), Catch::Contains("\nevaluation=greedy\n"));
+  REQUIRE(run_program("--corridor 8 --steps 2048 --eval-episodes 5 --no-plot --out " + out.string(),
+                      temp() / "sampled.log") == 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "sampled.log"),
+             Catch::Contains("evaluation (5 episodes, stochastic policy, "));
+  CHECK_THAT(memtrace::test::slurp(out / "run.txt"), !Catch::Contains("evaluation=greedy"));
+  CHECK(run_program(quick_flags + "--eval-greedy --out " + quick_run().string(), temp() / "greedy_sweep.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "greedy_sweep.log.err"),
+             Catch::Contains("describes a different experiment"));
+}
+
 TEST_CASE("ppo_tmaze --play prints one documented line per step and stops at the episode's end") {
   // The worked example of docs/minigrid-tmaze.md: green cue, green on the upper goal; seven steps
   // forward to the junction, turn left, step onto the upper goal. Extra actions after the end are
