@@ -487,7 +487,7 @@ int sweep(const Options& o, bool lambdas_given) {
   }
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
-  const CsvTable table = read_csv(dir / "runs.csv");
+  const RunsBySetting runs(read_csv(dir / "runs.csv", 5), 5, 2, o.seeds);  // key: memory, corridor, seed, ...
   // Seeds are counted by their evaluation: solved (success >= 0.9), half-solved (0.4 <= success <
   // 0.9: right in three of the four layouts, 0.75, or goals reached without the cue, 0.5) and
   // collapsed (no episode reached a goal).
@@ -503,26 +503,17 @@ int sweep(const Options& o, bool lambdas_given) {
       std::string best_row;
       double best_mean = -1;
       for (double discount : o.discounts) {
-        std::vector<double> train, eval;
+        const auto setting = csv_row(name_of(kind), o.corridors[c], steps_of(o, c), discount);
+        const std::vector<double> train = runs.values(setting, 5), eval = runs.values(setting, 6),
+                                  goal = runs.values(setting, 7), cpu_seconds = runs.values(setting, 9);
         std::size_t solved = 0, half = 0, collapsed = 0;
         double cpu = 0;
         for (std::size_t seed = 0; seed < o.seeds; ++seed) {
-          const RunSpec spec{kind, o.corridors[c], discount, seed, steps_of(o, c)};
-          const auto key = key_of(spec);
-          for (std::size_t r = 0; r < table.rows.size(); ++r)
-            if (std::equal(key.begin(), key.end(), table.rows[r].begin())) {
-              train.push_back(table.number<double>(r, 5));
-              eval.push_back(table.number<double>(r, 6));
-              solved += eval.back() >= 0.9;
-              half += eval.back() >= 0.4 && eval.back() < 0.9;
-              collapsed += table.number<double>(r, 7) == 0.0;
-              cpu += table.number<double>(r, 9);
-              break;
-            }
+          solved += eval[seed] >= 0.9;
+          half += eval[seed] >= 0.4 && eval[seed] < 0.9;
+          collapsed += goal[seed] == 0.0;
+          cpu += cpu_seconds[seed];
         }
-        if (train.size() != o.seeds)
-          throw std::logic_error("runs.csv lacks runs of " + name_of(kind) + " corridor " +
-                                 std::to_string(o.corridors[c]) + " discount " + csv_field(discount));
         const Summary t = summarize(train), e = summarize(eval);
         cpu /= static_cast<double>(o.seeds);
         const std::string line =

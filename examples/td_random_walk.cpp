@@ -23,7 +23,6 @@
 #include <fstream>
 #include <future>
 #include <limits>
-#include <map>
 #include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/memtrace.hpp>
 #include <sstream>
@@ -352,31 +351,6 @@ void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& 
       SweepOptions{.threads = o.threads, .progress = true, .label = label});
 }
 
-/// VEs by run key without the seed, for seeds < o.seeds, in the order of the seeds (so that the
-/// summary does not depend on the order of the rows: a merged runs.csv gives the same bits), from
-/// a results file whose columns are the key (key_columns of them) and the VE. A key that repeats
-/// is refused.
-std::map<std::vector<std::string>, std::vector<double>> load_runs(const fs::path& path, const Options& o,
-                                                                  std::size_t key_columns) {
-  std::map<std::vector<std::string>, std::vector<std::pair<std::size_t, double>>> by_seed;
-  const CsvTable table = read_csv(path, key_columns);
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const auto& row = table.rows[r];
-    const auto seed = table.number<std::size_t>(r, 3);
-    if (seed >= o.seeds) continue;
-    std::vector<std::string> key(row.begin(), row.end() - 1);
-    key.erase(key.begin() + 3);  // the seed
-    by_seed[key].emplace_back(seed, table.number<double>(r, row.size() - 1));
-  }
-  std::map<std::vector<std::string>, std::vector<double>> runs;
-  for (auto& [key, seeds] : by_seed) {
-    std::sort(seeds.begin(), seeds.end());
-    auto& ve = runs[key];
-    for (const auto& [seed, value] : seeds) ve.push_back(value);
-  }
-  return runs;
-}
-
 /// 10^3, 10^3.25, ... up to max_steps, and max_steps and the runs' step count.
 std::vector<std::size_t> curve_points(std::size_t max_steps, std::size_t run_steps) {
   std::vector<std::size_t> points;
@@ -389,18 +363,6 @@ std::vector<std::size_t> curve_points(std::size_t max_steps, std::size_t run_ste
   points.push_back(run_steps);
   sort_unique(points);
   return points;
-}
-
-/// The VEs of every seed of one setting, or an error naming what is missing.
-const std::vector<double>& runs_of(const std::map<std::vector<std::string>, std::vector<double>>& runs,
-                                   std::vector<std::string> key, std::size_t seeds) {
-  const auto it = runs.find(key);
-  if (it == runs.end() || it->second.size() != seeds) {
-    std::string what;
-    for (const auto& f : key) what += f + " ";
-    throw std::logic_error("the results file lacks runs of " + what);
-  }
-  return it->second;
 }
 
 int run(const Options& o) {
@@ -446,7 +408,7 @@ int run(const Options& o) {
   }
 
   // summary.csv (every step size), figure.csv (the best step size of each memory) and the table.
-  const auto runs = load_runs(dir / "runs.csv", o, 4);
+  const RunsBySetting runs(read_csv(dir / "runs.csv", 4), 4, 3, o.seeds);  // key: memory, param, alpha, seed
   const std::string header =
       "memory,param,alpha,seeds,steps,ve_mean,ve_ci_low,ve_ci_high,ve_optimal,ve_td_fixed_point\n";
   std::string summary = header, figure = header;
@@ -465,7 +427,7 @@ int run(const Options& o) {
     double best_alpha = alphas.front();
     std::vector<std::string> best_row;
     for (double a : alphas) {
-      const Summary s = summary_of(runs_of(runs, csv_row(name_of(spec.kind), spec.param(), a), o.seeds));
+      const Summary s = summary_of(runs.values(csv_row(name_of(spec.kind), spec.param(), a), 4));
       const auto row = summary_fields(spec, a, o.seeds, o.steps, s, e);
       summary += csv_line(row);
       if (best_row.empty() || s.mean < best_summary.mean) {
@@ -511,13 +473,13 @@ int run(const Options& o) {
       ResultsCsv out(dir / "curve_runs.csv", {"memory", "param", "alpha", "seed", "steps", "ve"}, 5);
       sweep(curves, process, walk, o, points, out, true, "curves");
     }
-    const auto curve_runs = load_runs(dir / "curve_runs.csv", o, 5);
+    const RunsBySetting curve_runs(read_csv(dir / "curve_runs.csv", 5), 5, 3, o.seeds);
     std::string curve = header;
     for (const Group& g : curves.groups)
       for (std::size_t i = 0; i < g.alphas.size(); ++i) {
         const MemorySpec& spec = curves.memories[g.memories[i]];
         for (std::size_t step : points) {
-          const auto& ve = runs_of(curve_runs, csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), o.seeds);
+          const auto ve = curve_runs.values(csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), 5);
           curve += csv_line(
               summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
         }

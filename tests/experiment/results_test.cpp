@@ -238,6 +238,48 @@ TEST_CASE(
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
+TEST_CASE("RunsBySetting reads each setting's seeds in seed order, whatever the order of the rows", "[results]") {
+  // Rows in the order runs finished, seeds 0-2 of two settings and a seed 3 that the summary skips.
+  const std::string content =
+      "memory,k,seed,steps,value\n"
+      "trace,8,2,100,0.3\ntrace,16,0,100,1.0\ntrace,8,0,100,0.1\ntrace,8,3,100,9\n"
+      "trace,16,2,100,3.0\ntrace,8,1,100,0.2\ntrace,16,1,100,2.0\n";
+  const RunsBySetting runs(parse_csv(content, "runs.csv", 4), 4, 2, 3);
+  CHECK(runs.values(csv_row("trace", 8, 100), 4) == std::vector<double>{0.1, 0.2, 0.3});
+  CHECK(runs.values(csv_row("trace", 16, 100), 4) == std::vector<double>{1.0, 2.0, 3.0});
+  CHECK(runs.rows(csv_row("trace", 8, 100)) == std::vector<std::size_t>{2, 5, 0});
+  CHECK(runs.seeds() == 3);
+  CHECK(runs.table().rows.size() == 7);
+  // Four seeds are asked for: setting k = 8 has them, k = 16 lacks seed 3.
+  const RunsBySetting four(parse_csv(content, "runs.csv", 4), 4, 2, 4);
+  CHECK(four.values(csv_row("trace", 8, 100), 4) == std::vector<double>{0.1, 0.2, 0.3, 9.0});
+  CHECK_THROWS_WITH(four.values(csv_row("trace", 16, 100), 4),
+                    "RunsBySetting: runs.csv lacks 1 of the 4 seeds of memory=trace k=16 steps=100 (seeds 3)");
+  CHECK_THROWS_WITH(four.rows(csv_row("trace", 32, 100)),
+                    "RunsBySetting: runs.csv lacks 4 of the 4 seeds of memory=trace k=32 steps=100 (seeds 0, 1, 2, 3)");
+  const RunsBySetting many(parse_csv(content, "runs.csv", 4), 4, 2, 20);
+  CHECK_THROWS_WITH(many.rows(csv_row("trace", 8, 100)),
+                    "RunsBySetting: runs.csv lacks 16 of the 20 seeds of memory=trace k=8 steps=100 (seeds 4, 5, 6, "
+                    "7, 8, 9, 10, 11, 12, 13, ...)");
+}
+
+TEST_CASE("RunsBySetting refuses a seed that repeats in a setting, a seed that is not one, and bad columns",
+          "[results]") {
+  // Without key_columns, read_csv lets the repeated key through; RunsBySetting does not.
+  CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\na,0,1\nb,0,2\na,0,3\n", "r.csv"), 2, 1, 5),
+                    "RunsBySetting: r.csv has seed 0 of one setting twice, on lines 2 and 4");
+  CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\na,x,1\n", "r.csv"), 2, 1, 5),
+                    "r.csv: line 2, column 2 (seed): cannot read \"x\" as a number of the requested type");
+  CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\n", "r.csv"), 1, 1, 5),
+                    "RunsBySetting: seed_column (1) must be below key_columns (1), which must be at most the columns "
+                    "of r.csv (3)");
+  CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\n", "r.csv"), 4, 1, 5),
+                    "RunsBySetting: seed_column (1) must be below key_columns (4), which must be at most the columns "
+                    "of r.csv (3)");
+  const RunsBySetting none(parse_csv("m,seed,v\n", "r.csv"), 2, 1, 0);
+  CHECK(none.values(csv_row("a"), 2).empty());  // no seeds asked for, none lacking
+}
+
 TEST_CASE("the deprecated BasicResultsCsv names ResultsCsv", "[results]") {
   STATIC_REQUIRE(std::is_same_v<memtrace::BasicResultsCsv<>, memtrace::ResultsCsv>);
 }

@@ -7,11 +7,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -250,6 +252,88 @@ namespace detail {
   if (file.get() < 0) detail::system_failure("read_csv: cannot open " + path.string());
   return detail::parse_csv(detail::read_whole(file.get(), path), path, key_columns, "read_csv");
 }
+
+/// A sweep's runs grouped by setting, in seed order. A results file holds one row per run, in the
+/// order the runs finished; a summary reads the seeds of each setting in seed order, so that its
+/// numbers do not depend on the thread count, on a resume or on a merge. The setting of a row is
+/// its first `key_columns` fields without the seed's (column `seed_column`, an integer); rows of
+/// seeds at or above `seeds` are left out (a folder may hold more seeds than a summary asks for).
+class RunsBySetting {
+ public:
+  /// Throws std::invalid_argument for seed_column >= key_columns, key_columns beyond the header,
+  /// a seed that is not a non-negative integer, or a seed that repeats within a setting (naming the
+  /// file and both lines).
+  RunsBySetting(CsvTable table, std::size_t key_columns, std::size_t seed_column, std::size_t seeds)
+      : table_(std::move(table)), seeds_(seeds) {
+    if (seed_column >= key_columns || key_columns > table_.header.size())
+      detail::invalid("RunsBySetting: seed_column (", seed_column, ") must be below key_columns (", key_columns,
+                      "), which must be at most the columns of ", table_.path.string(), " (", table_.header.size(),
+                      ")");
+    for (std::size_t c = 0; c < key_columns; ++c)
+      if (c != seed_column) setting_header_.push_back(table_.header[c]);
+    for (std::size_t r = 0; r < table_.rows.size(); ++r) {
+      const auto seed = table_.number<std::size_t>(r, seed_column);
+      if (seed >= seeds) continue;
+      const std::vector<std::string>& row = table_.rows[r];
+      std::vector<std::string> setting(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(key_columns));
+      setting.erase(setting.begin() + static_cast<std::ptrdiff_t>(seed_column));
+      settings_[std::move(setting)].emplace_back(seed, r);
+    }
+    for (auto& [setting, runs] : settings_) {
+      std::sort(runs.begin(), runs.end());
+      for (std::size_t i = 1; i < runs.size(); ++i)
+        if (runs[i].first == runs[i - 1].first)
+          detail::invalid("RunsBySetting: ", table_.path.string(), " has seed ", runs[i].first,
+                          " of one setting twice, on lines ", runs[i - 1].second + 2, " and ", runs[i].second + 2);
+    }
+  }
+
+  /// The rows (indices into table().rows) of seeds 0 ... seeds-1 of `setting` (the key fields
+  /// without the seed, as csv_row writes them), in seed order. Throws std::invalid_argument naming
+  /// the file, the setting and the seeds it lacks.
+  [[nodiscard]] std::vector<std::size_t> rows(const std::vector<std::string>& setting) const {
+    const auto it = settings_.find(setting);
+    const std::size_t found = it == settings_.end() ? 0 : it->second.size();
+    if (found != seeds_) {  // the seeds found are distinct and below seeds_: some are missing
+      std::string what, lacking;
+      for (std::size_t c = 0; c < setting.size(); ++c)
+        what +=
+            (c > 0 ? " " : "") + (c < setting_header_.size() ? setting_header_[c] + "=" : std::string()) + setting[c];
+      std::size_t listed = 0, next = 0;
+      for (std::size_t s = 0; s < seeds_ && listed <= 10; ++s) {
+        if (next < found && it->second[next].first == s) {
+          ++next;
+          continue;
+        }
+        lacking += listed == 10 ? ", ..." : (listed > 0 ? ", " : "") + std::to_string(s);
+        ++listed;
+      }
+      detail::invalid("RunsBySetting: ", table_.path.string(), " lacks ", seeds_ - found, " of the ", seeds_,
+                      " seeds of ", what, " (seeds ", lacking, ")");
+    }
+    std::vector<std::size_t> out;
+    if (found == 0) return out;  // no seeds asked for
+    out.reserve(found);
+    for (const auto& run : it->second) out.push_back(run.second);
+    return out;
+  }
+
+  /// Column `column` of those rows, read as numbers (CsvTable::number), in seed order.
+  [[nodiscard]] std::vector<double> values(const std::vector<std::string>& setting, std::size_t column) const {
+    std::vector<double> out;
+    for (const std::size_t r : rows(setting)) out.push_back(table_.number<double>(r, column));
+    return out;
+  }
+
+  [[nodiscard]] const CsvTable& table() const noexcept { return table_; }
+  [[nodiscard]] std::size_t seeds() const noexcept { return seeds_; }
+
+ private:
+  CsvTable table_;
+  std::size_t seeds_;
+  std::vector<std::string> setting_header_;
+  std::map<std::vector<std::string>, std::vector<std::pair<std::size_t, std::size_t>>> settings_;  // (seed, row)
+};
 
 /// The output of a sweep: a CSV file with a fixed header whose first `key_columns` columns
 /// identify a run (for example setting and seed). Each append writes one complete line with a
