@@ -16,7 +16,6 @@
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
 // evaluation's make_stream(key, n_envs + 1). Every memory and corridor of seed j therefore sees the
 // same streams, and the results do not depend on the thread count or on the shard that runs them.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -142,33 +141,6 @@ struct RunResult {
   std::vector<CurvePoint> curve;  // success and diagnostics since the last point
 };
 
-/// Progress of one run on stderr: steps, success rate of the recent episodes, steps/s, time left.
-class Progress {
- public:
-  Progress(bool enabled, std::size_t total) : enabled_(enabled), total_(total), tty_(::isatty(2) == 1) {}
-  void update(std::size_t steps, double recent_success) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (since < (tty_ ? 0.5 : 30.0) && steps < total_) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = static_cast<double>(steps) / std::max(elapsed, 1e-9);
-    const double left = static_cast<double>(total_ - steps) / std::max(rate, 1e-9);
-    std::fprintf(stderr, "%ssteps %.2fM/%.2fM  success (last 100 episodes) %s  %.0fk steps/s  ETA %s%s",
-                 tty_ ? "\r" : "", static_cast<double>(steps) / 1e6, static_cast<double>(total_) / 1e6,
-                 std::isnan(recent_success) ? "  - " : (std::to_string(recent_success).substr(0, 4)).c_str(),
-                 rate / 1e3, detail::format_duration(left).c_str(), tty_ ? "   " : "\n");
-    if (tty_ && steps >= total_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool enabled_;
-  std::size_t total_;
-  bool tty_;
-  Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
-};
-
 /// Trains one agent with `memory` (copied into every environment) and evaluates it.
 template <class M>
 RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
@@ -196,11 +168,17 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
   // episodes that ended since the previous point (reward 1 exactly on the success cell).
   LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
-  Progress line(progress, total);
+  // Progress on stderr: on a terminal in place, into a log a line every 30 s.
+  ProgressLine line(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, progress);
+  const auto recent = [&] {
+    const double r = curve.recent_success_rate();
+    return "success (last 100 episodes) " + (std::isnan(r) ? std::string("-") : std::to_string(r).substr(0, 4));
+  };
   train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
     curve.record(stats);
-    line.update(stats.env_steps, curve.recent_success_rate());
+    line.update(stats.env_steps, recent());
   });
+  line.finish(total, recent());
   result.train_episodes = curve.episodes();
   result.train_success = curve.episodes() == 0 ? 0.0 : curve.success_rate();
   result.curve = curve.points();

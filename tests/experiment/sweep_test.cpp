@@ -126,6 +126,51 @@ TEST_CASE("the progress line says done/total, rate and time left", "[sweep]") {
   CHECK(detail::progress_text("lambda", 0, 120, 3.0) == "lambda: 0/120 runs");
   CHECK(detail::progress_text("lambda", 30, 120, 12.0) == "lambda: 30/120 runs, 2.5 runs/s, 36 s left");
   CHECK(detail::progress_text("", 3, 4, 12.0) == "3/4 runs, 4.0 s/run, 4 s left");
+  // Large counts, as a training run's steps.
+  CHECK(detail::format_count(99'999) == "99999");
+  CHECK(detail::format_count(330'400) == "330k");
+  CHECK(detail::format_count(20'480'000) == "20.48M");
+  CHECK(detail::format_count(1.024e9) == "1.02G");
+  CHECK(detail::progress_text("ppo_tmaze", 1'228'800, 20'480'000, 4.0, "steps") ==
+        "ppo_tmaze: 1.23M/20.48M steps, 307k steps/s, 1 min 03 s left");
+  CHECK(detail::progress_text("td", 50, 100, 100.0, "steps") == "td: 50/100 steps, 2.0 s/step, 1 min 40 s left");
+}
+
+TEST_CASE("a progress line into a log writes a line every log_interval seconds and one at the end", "[sweep]") {
+  // stderr redirected to a file: not a terminal.
+  TempDir dir;
+  const std::string path = (dir / "log").string();
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  REQUIRE(saved >= 0);
+  std::FILE* log = std::fopen(path.c_str(), "w");
+  REQUIRE(log != nullptr);
+  REQUIRE(::dup2(::fileno(log), STDERR_FILENO) >= 0);
+  {
+    ProgressLine silent(10, {.label = "silent"});  // log_interval 0: nothing into a log
+    CHECK(!silent.enabled());
+    silent.update(5);
+    silent.finish(10);
+    ProgressLine off(10, {.label = "off", .log_interval = 1e-9}, false);
+    CHECK(!off.enabled());
+    off.finish(10);
+    ProgressLine line(10, {.label = "train", .unit = "steps", .log_interval = 1e-9});
+    CHECK(line.enabled());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    line.update(5, "note");
+    line.finish(10);
+  }
+  std::fflush(stderr);
+  REQUIRE(::dup2(saved, STDERR_FILENO) >= 0);
+  ::close(saved);
+  std::fclose(log);
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].starts_with("train: 5/10 steps, "));
+  CHECK(lines[0].ends_with(" left, note"));
+  CHECK(lines[1].starts_with("train: 10/10 steps, "));
 }
 
 TEST_CASE("checkpointed_runs writes every run once and a re-run computes nothing", "[sweep]") {

@@ -68,68 +68,118 @@ namespace detail {
   return buffer;
 }
 
-/// "label: 37/120 runs, 2.5 runs/s, 33 s left" (or "4.0 s/run" for slow runs).
+/// A count for a progress line: as is below 100,000, else "330k", "1.23M", "20.48M", "1.02G".
+[[nodiscard]] inline std::string format_count(double n) {
+  char buffer[64];
+  if (n < 1e5) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", n);
+  } else if (n < 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.0fk", n / 1e3);
+  } else if (n < 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.2fM", n / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.2fG", n / 1e9);
+  }
+  return buffer;
+}
+
+/// "label: 37/120 runs, 2.5 runs/s, 33 s left" (or "4.0 s/run" for slow runs; "1.23M/20.48M
+/// steps, 330k steps/s, 1 min 02 s left" for large counts).
 [[nodiscard]] inline std::string progress_text(std::string_view label, std::size_t done, std::size_t total,
-                                               double elapsed_seconds) {
+                                               double elapsed_seconds, std::string_view unit = "runs") {
   std::string text(label);
   if (!text.empty()) text += ": ";
-  text += std::to_string(done) + "/" + std::to_string(total) + " runs";
+  text += format_count(static_cast<double>(done)) + "/" + format_count(static_cast<double>(total)) + " ";
+  text += unit;
   if (done == 0 || !(elapsed_seconds > 0.0)) return text;
   const double rate = static_cast<double>(done) / elapsed_seconds;
   char buffer[64];
-  if (rate >= 1.0) {
-    std::snprintf(buffer, sizeof buffer, ", %.1f runs/s, ", rate);
-  } else {
-    std::snprintf(buffer, sizeof buffer, ", %.1f s/run, ", 1.0 / rate);
+  if (rate >= 1e5) {
+    text += ", " + format_count(rate) + " " + std::string(unit) + "/s, ";
+  } else if (rate >= 1.0) {
+    std::snprintf(buffer, sizeof buffer, ", %.1f ", rate);
+    text += buffer + std::string(unit) + "/s, ";
+  } else {  // "s/run": the unit without its plural s
+    std::snprintf(buffer, sizeof buffer, ", %.1f s/", 1.0 / rate);
+    text += buffer + std::string(unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit) + ", ";
   }
-  return text + buffer + format_duration(static_cast<double>(total - done) / rate) + " left";
+  return text + format_duration(static_cast<double>(total - done) / rate) + " left";
 }
 
-/// The progress line of one sweep on stderr; silent unless stderr is a terminal.
+}  // namespace detail
+
+/// What a progress line shows, and where.
+struct ProgressOptions {
+  std::string label{};        ///< in front of the line ("ppo_tmaze runs")
+  std::string unit = "runs";  ///< what is counted ("steps")
+  /// Seconds between lines when stderr is not a terminal (a log file; finish() writes the last
+  /// line); 0 writes nothing there.
+  double log_interval = 0;
+};
+
+/// A progress line on stderr: "label: done/total unit, rate, time left" and an optional note. On a
+/// terminal it is rewritten in place, from 2 s after the start at most 10 times a second, and
+/// cleared by finish(); into a log (stderr not a terminal) a line is written every
+/// options.log_interval seconds and one by finish(), and nothing if log_interval is 0.
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ProgressLine(const SweepOptions& options, std::size_t total)
-      : enabled_(options.progress && ::isatty(STDERR_FILENO) == 1),
-        label_(options.label),
+  /// `enabled` false: the line is never shown.
+  explicit ProgressLine(std::size_t total, ProgressOptions options = {}, bool enabled = true)
+      : tty_(::isatty(STDERR_FILENO) == 1),
+        enabled_(enabled && (tty_ || options.log_interval > 0)),
+        options_(std::move(options)),
         total_(total),
         start_(Clock::now()),
         last_(start_) {}
 
   [[nodiscard]] bool enabled() const noexcept { return enabled_; }
 
-  void update(std::size_t done) {
+  /// Shows `done` of the total and `note` (e.g. "success 0.52"), if it is time to.
+  void update(std::size_t done, std::string_view note = {}) {
     if (!enabled_) return;
     const auto now = Clock::now();
-    if (now - start_ < std::chrono::seconds(2) || now - last_ < std::chrono::milliseconds(100)) return;
+    if (tty_ ? now - start_ < std::chrono::seconds(2) || now - last_ < std::chrono::milliseconds(100)
+             : now - last_ < std::chrono::duration<double>(options_.log_interval))
+      return;
     last_ = now;
-    shown_ = true;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    // Three writes rather than "\r" + text + ...: GCC 12 at -O3 warns falsely (-Wrestrict) on that.
-    std::fputs("\r", stderr);
-    std::fputs(progress_text(label_, done, total_, elapsed).c_str(), stderr);
-    std::fputs("\033[K", stderr);  // erase the rest of the line
-    std::fflush(stderr);
+    write(done, note);
   }
 
-  void clear() {
-    if (!shown_) return;
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
-    shown_ = false;
+  /// In a log, the last line; on a terminal, the line is cleared.
+  void finish(std::size_t done, std::string_view note = {}) {
+    if (!enabled_) return;
+    if (!tty_) {
+      write(done, note);
+    } else if (shown_) {
+      std::fputs("\r\033[K", stderr);
+      std::fflush(stderr);
+      shown_ = false;
+    }
   }
 
  private:
+  void write(std::size_t done, std::string_view note) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::string text = detail::progress_text(options_.label, done, total_, elapsed, options_.unit);
+    if (!note.empty()) text += ", " + std::string(note);
+    // Separate writes rather than "\r" + text + ...: GCC 12 at -O3 warns falsely (-Wrestrict) on that.
+    if (tty_) std::fputs("\r", stderr);
+    std::fputs(text.c_str(), stderr);
+    std::fputs(tty_ ? "\033[K" : "\n", stderr);  // on a terminal, erase the rest of the line
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+  bool tty_;
   bool enabled_;
-  std::string label_;
+  ProgressOptions options_;
   std::size_t total_;
   Clock::time_point start_;
   Clock::time_point last_;
   bool shown_ = false;
 };
-
-}  // namespace detail
 
 /// Calls run(i) exactly once for every i in [0, num_runs), on options.threads worker threads that
 /// take the next index as they become free (runs may take different times). run is called
@@ -181,7 +231,7 @@ void parallel_runs(std::size_t num_runs, Run&& run, const SweepOptions& options 
   }
 
   // The calling thread only watches: it prints progress while waiting for the workers.
-  detail::ProgressLine progress(options, num_runs);
+  ProgressLine progress(num_runs, {.label = options.label}, options.progress);
   {
     std::unique_lock lock(mutex);
     while (finished < threads) {
@@ -194,7 +244,7 @@ void parallel_runs(std::size_t num_runs, Run&& run, const SweepOptions& options 
     }
   }
   for (auto& thread : pool) thread.join();
-  progress.clear();
+  progress.finish(done.load());
   if (error) std::rethrow_exception(error);
 }
 
