@@ -93,6 +93,7 @@ struct Options {
   std::size_t eval_episodes = 100;
   std::size_t eval_steps = 10'000'000;  // the evaluation's step cap (binds only beyond corridor 128)
   bool eval_greedy = false;             // evaluate the most probable action instead of sampling
+  double freeze_normalizer_at = 1.0;    // +norm: freeze the statistics after this fraction of the updates
   PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
@@ -174,8 +175,12 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
     const double r = curve.recent_success_rate();
     return "success (last 100 episodes) " + (std::isnan(r) ? std::string("-") : std::to_string(r).substr(0, 4));
   };
+  // The statistics stop moving after the first ceil(F x updates) updates (F = 1: never).
+  const auto freeze_after =
+      static_cast<std::size_t>(std::ceil(o.freeze_normalizer_at * static_cast<double>(total / batch)));
   train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
     curve.record(stats);
+    if (stats.update == freeze_after && o.freeze_normalizer_at < 1.0) agent.freeze_normalizer();
     line.update(stats.env_steps, recent());
   });
   line.finish(total, recent());
@@ -357,8 +362,10 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
   s << "\nframes=" << (o.frames != 0 ? std::to_string(o.frames) : std::string("k+1"))
     << "\ncurve_points=" << o.curve_points
     << "\nmemory_init=trace zero (non-episodic), frame stack zero-padded, reset at every episode start"
-    << "\neval_steps=" << o.eval_steps << (o.eval_greedy ? "\nevaluation=greedy" : "") << "\nnormalizer=epsilon "
-    << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip) << " (memories named +norm)"
+    << "\neval_steps=" << o.eval_steps << (o.eval_greedy ? "\nevaluation=greedy" : "")
+    << (o.freeze_normalizer_at < 1.0 ? "\nfreeze_normalizer_at=" + csv_field(o.freeze_normalizer_at) : "")
+    << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip)
+    << " (memories named +norm)"
     << "\nisa=" << examples::instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
@@ -575,6 +582,10 @@ int main(int argc, char** argv) {
   app.add_flag("--eval-greedy", o.eval_greedy,
                "Evaluate the greedy policy (the most probable action); without it the policy is sampled, as the "
                "official code evaluates it");
+  app.add_option("--freeze-normalizer-at", o.freeze_normalizer_at,
+                 "Memories named +norm: freeze the normaliser's statistics once this fraction of the run's updates "
+                 "is done (1: never)")
+      ->check(number_check("in (0, 1]", [](double x) { return x > 0 && x <= 1; }));
   app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
   app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
   app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
@@ -688,6 +699,10 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--sweep-steps must give one value or one per corridor (" +
                                     std::to_string(o.corridors.size()) + "), got " +
                                     std::to_string(o.sweep_steps.size()));
+      if (app.count("--freeze-normalizer-at") != 0 &&
+          std::none_of(o.memories.begin(), o.memories.end(), [](const std::string& m) { return m.ends_with("+norm"); }))
+        throw std::invalid_argument(
+            "--freeze-normalizer-at freezes the normaliser: --memories has no memory named +norm");
       return sweep(o, lambdas_given);
     }
     for (const char* flag : {"--corridors", "--memories", "--discounts", "--seeds", "--sweep-steps", "--threads"})
@@ -695,6 +710,8 @@ int main(int argc, char** argv) {
         throw std::invalid_argument(std::string(flag) +
                                     " belongs to a sweep: give it with --figure, --quick, --long or --paper (one run "
                                     "takes --corridor, --memory, --discount, --seed, --steps)");
+    if (app.count("--freeze-normalizer-at") != 0 && !o.memory.normalize)
+      throw std::invalid_argument("--freeze-normalizer-at freezes the normaliser: give --normalize or a +norm memory");
     return single(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ppo_tmaze: %s\n", e.what());

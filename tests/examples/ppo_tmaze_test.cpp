@@ -225,6 +225,33 @@ TEST_CASE("ppo_tmaze --eval-greedy evaluates the greedy policy and records it; a
              Catch::Contains("describes a different experiment"));
 }
 
+TEST_CASE(
+    "ppo_tmaze --freeze-normalizer-at freezes the statistics from that update on, and wants normalised "
+    "features") {
+  const fs::path out = temp() / "freeze";
+  const std::string run =
+      "--memory trace+norm --corridor 8 --steps 16384 --eval-episodes 2 --no-plot --curve-points 8 ";
+  REQUIRE(run_program(run + "--out " + out.string() + "_never", temp() / "never.log") == 0);
+  REQUIRE(run_program(run + "--freeze-normalizer-at 0.5 --out " + out.string(), temp() / "freeze.log") == 0);
+  CHECK_THAT(memtrace::test::slurp(out / "run.txt"), Catch::Contains("\nfreeze_normalizer_at=0.5\n"));
+  // 8 updates, one a curve point: the first 4 are the same run; from the 5th on the rollout acts on
+  // features the frozen statistics normalise.
+  const auto never = read_csv(out.string() + "_never/diagnostics.csv"), frozen = read_csv(out / "diagnostics.csv");
+  REQUIRE(never.rows.size() == 8);
+  REQUIRE(frozen.rows.size() == 8);
+  for (std::size_t r = 0; r < 4; ++r) CHECK(frozen.rows[r] == never.rows[r]);
+  CHECK(frozen.rows[4] != never.rows[4]);
+  CHECK(run_program("--corridor 8 --steps 2048 --freeze-normalizer-at 0.5 --out " + out.string() + "_x",
+                    temp() / "plain.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "plain.log.err"),
+             Catch::Contains("--freeze-normalizer-at freezes the normaliser: give --normalize or a +norm memory"));
+  CHECK(run_program("--memory trace+norm --freeze-normalizer-at 0", temp() / "zero.log") != 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "zero.log.err"), Catch::Contains("--freeze-normalizer-at"));
+  CHECK(run_program("--quick --memories memoryless --freeze-normalizer-at 0.5", temp() / "none.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "none.log.err"),
+             Catch::Contains("--freeze-normalizer-at freezes the normaliser: --memories has no memory named +norm"));
+}
+
 TEST_CASE("ppo_tmaze --play prints one documented line per step and stops at the episode's end") {
   // The worked example of docs/minigrid-tmaze.md: green cue, green on the upper goal; seven steps
   // forward to the junction, turn left, step onto the upper goal. Extra actions after the end are
