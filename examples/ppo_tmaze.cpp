@@ -172,20 +172,22 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   // Progress on stderr: on a terminal in place, into a log a line every 30 s.
   ProgressLine line(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, progress);
   const auto recent = [&] {
+    if (!line.enabled()) return std::string();  // a sweep's runs show no line
     const double r = curve.recent_success_rate();
     return "success (last 100 episodes) " + (std::isnan(r) ? std::string("-") : std::to_string(r).substr(0, 4));
   };
-  // The statistics stop moving after the first ceil(F x updates) updates (F = 1: never).
-  const auto freeze_after =
-      static_cast<std::size_t>(std::ceil(o.freeze_normalizer_at * static_cast<double>(total / batch)));
+  // The statistics stop moving after the nearest whole number of updates to F x updates, at least
+  // one (F = 1: never); the nearest, so that 0.07 x 100 is 7 although the product is 7.000000000000001.
+  const auto freeze_after = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::llround(o.freeze_normalizer_at * static_cast<double>(total / batch))));
   train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
     curve.record(stats);
     if (stats.update == freeze_after && o.freeze_normalizer_at < 1.0) agent.freeze_normalizer();
     line.update(stats.env_steps, recent());
   });
   line.finish(total, recent());
-  result.train_episodes = curve.episodes();
-  result.train_success = curve.episodes() == 0 ? 0.0 : curve.success_rate();
+  result.train_episodes = curve.episodes_ended();
+  result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
   result.curve = curve.points();
   DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
   const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps,
@@ -269,13 +271,15 @@ int play(const Options& o) {
   return 0;
 }
 
-/// A number of the CSV files; NaN (a bin without episodes or updates) is an empty field.
+/// A success rate of the CSV files; NaN (a bin without episodes) is an empty field.
 std::string field(double x) { return std::isnan(x) ? std::string() : csv_field(x); }
 
-/// diagnostics.csv's numbers of one curve point.
+/// diagnostics.csv's numbers of one curve point (empty fields when no update fell in it).
 std::vector<std::string> diagnostics_row(const CurvePoint& p) {
-  return {csv_field(p.updates),   field(p.entropy),   field(p.value_loss),
-          field(p.advantage_std), field(p.approx_kl), field(p.clip_fraction)};
+  std::vector<std::string> row{csv_field(p.updates)};
+  for (const double x : {p.entropy, p.value_loss, p.advantage_std, p.approx_kl, p.clip_fraction})
+    row.push_back(p.updates == 0 ? std::string() : csv_field(x));
+  return row;
 }
 
 std::string experiment_description(const Options& o, bool lambdas_given);

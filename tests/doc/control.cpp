@@ -168,10 +168,10 @@ bool learning_curve() {
   LearningCurve curve(steps, 16 * 128, {.points = 4, .success_return = 0.5});  // the T-maze pays 1 on success
   train(agent, rollout, steps, [&](const PpoStats& s) { curve.record(s); });
   for (const CurvePoint& p : curve.points())
-    std::printf("%zu steps: %zu episodes, success %.2f, entropy %.3f, approx KL %.4f\n", p.env_steps, p.episodes,
+    std::printf("%zu steps: %zu episodes, success %.2f, entropy %.3f, approx KL %.4f\n", p.env_steps, p.episodes_ended,
                 p.success_rate(), p.entropy, p.approx_kl);
 
-  return curve.points().size() == 4 && curve.points().back().env_steps == steps && curve.episodes() > 0;
+  return curve.points().size() == 4 && curve.points().back().env_steps == steps && curve.episodes_ended() > 0;
 }
 
 }  // namespace

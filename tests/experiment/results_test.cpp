@@ -234,10 +234,6 @@ TEST_CASE(
   CHECK(slurp(tmp / "r.csv") == csv_line({"k", "v"}) + csv_line(csv_row("x", 0.1)));
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
 TEST_CASE("RunsBySetting reads each setting's seeds in seed order, whatever the order of the rows", "[results]") {
   // Rows in the order runs finished, seeds 0-2 of two settings and a seed 3 that the summary skips.
   const std::string content =
@@ -254,13 +250,15 @@ TEST_CASE("RunsBySetting reads each setting's seeds in seed order, whatever the 
   const RunsBySetting four(parse_csv(content, "runs.csv", 4), 4, 2, 4);
   CHECK(four.values(csv_row("trace", 8, 100), 4) == std::vector<double>{0.1, 0.2, 0.3, 9.0});
   CHECK_THROWS_WITH(four.values(csv_row("trace", 16, 100), 4),
-                    "RunsBySetting: runs.csv lacks 1 of the 4 seeds of memory=trace k=16 steps=100 (seeds 3)");
-  CHECK_THROWS_WITH(four.rows(csv_row("trace", 32, 100)),
-                    "RunsBySetting: runs.csv lacks 4 of the 4 seeds of memory=trace k=32 steps=100 (seeds 0, 1, 2, 3)");
+                    "RunsBySetting::values: runs.csv lacks 1 of the 4 seeds of memory=trace k=16 steps=100 (seeds 3)");
+  CHECK_THROWS_WITH(
+      four.rows(csv_row("trace", 32, 100)),
+      "RunsBySetting::rows: runs.csv lacks 4 of the 4 seeds of memory=trace k=32 steps=100 (seeds 0, 1, 2, 3)");
   const RunsBySetting many(parse_csv(content, "runs.csv", 4), 4, 2, 20);
-  CHECK_THROWS_WITH(many.rows(csv_row("trace", 8, 100)),
-                    "RunsBySetting: runs.csv lacks 16 of the 20 seeds of memory=trace k=8 steps=100 (seeds 4, 5, 6, "
-                    "7, 8, 9, 10, 11, 12, 13, ...)");
+  CHECK_THROWS_WITH(
+      many.rows(csv_row("trace", 8, 100)),
+      "RunsBySetting::rows: runs.csv lacks 16 of the 20 seeds of memory=trace k=8 steps=100 (seeds 4, 5, 6, "
+      "7, 8, 9, 10, 11, 12, 13, ...)");
 }
 
 TEST_CASE("RunsBySetting refuses a seed that repeats in a setting, a seed that is not one, and bad columns",
@@ -276,10 +274,23 @@ TEST_CASE("RunsBySetting refuses a seed that repeats in a setting, a seed that i
   CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\n", "r.csv"), 4, 1, 5),
                     "RunsBySetting: seed_column (1) must be below key_columns (4), which must be at most the columns "
                     "of r.csv (3)");
-  const RunsBySetting none(parse_csv("m,seed,v\n", "r.csv"), 2, 1, 0);
-  CHECK(none.values(csv_row("a"), 2).empty());  // no seeds asked for, none lacking
+  CHECK_THROWS_WITH(RunsBySetting(parse_csv("m,seed,v\n", "r.csv"), 2, 1, 0),
+                    "RunsBySetting: seeds must be positive, got 0");
+  CsvTable hand_made{{"m", "seed", "v"}, {{"a", "0"}}, "hand.csv"};
+  CHECK_THROWS_WITH(RunsBySetting(hand_made, 2, 1, 1), "RunsBySetting: hand.csv: row 0 has 2 fields, the header has 3");
+  // A setting that still holds the seed, or lacks a field, is named as such.
+  const RunsBySetting runs(parse_csv("m,k,seed,v\na,8,0,1\n", "r.csv"), 3, 2, 1);
+  CHECK(runs.values(csv_row("a", 8), 3) == std::vector<double>{1.0});
+  CHECK_THROWS_WITH(runs.values(csv_row("a", 8, 0), 3),
+                    "RunsBySetting::values: setting has 3 fields, expected 2 (m, k: the key without the seed)");
+  CHECK_THROWS_WITH(runs.rows(csv_row("a")),
+                    "RunsBySetting::rows: setting has 1 fields, expected 2 (m, k: the key without the seed)");
 }
 
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
 TEST_CASE("the deprecated BasicResultsCsv names ResultsCsv", "[results]") {
   STATIC_REQUIRE(std::is_same_v<memtrace::BasicResultsCsv<>, memtrace::ResultsCsv>);
 }

@@ -1032,9 +1032,10 @@ TEST_CASE("a learning curve of train() holds every episode and update once, in t
   std::size_t u = 0, all = 0, all_successes = 0;
   std::vector<bool> order;
   for (const CurvePoint& point : curve.points()) {
-    std::size_t n = 0, successes = 0;
+    std::size_t n = 0, successes = 0, bin_updates = 0;
     double entropy = 0;
     for (; u < updates && seen[u].env_steps <= point.env_steps; ++u) {
+      ++bin_updates;
       entropy += seen[u].entropy;
       for (const EpisodeEnd& e : episodes[u]) {
         ++n;
@@ -1042,7 +1043,8 @@ TEST_CASE("a learning curve of train() holds every episode and update once, in t
         order.push_back(e.episode_return > 0.5);
       }
     }
-    CHECK(point.episodes == n);
+    CHECK(point.updates == bin_updates);
+    CHECK(point.episodes_ended == n);
     CHECK(point.successes == successes);
     if (point.updates > 0) CHECK(point.entropy == Approx(entropy / static_cast<double>(point.updates)));
     all += n;
@@ -1050,7 +1052,7 @@ TEST_CASE("a learning curve of train() holds every episode and update once, in t
   }
   CHECK(u == updates);
   CHECK(curve.points().back().env_steps == updates * 32);
-  CHECK(curve.episodes() == all);
+  CHECK(curve.episodes_ended() == all);
   CHECK(curve.successes() == all_successes);
   REQUIRE(all >= 7);  // a one-step task: every step ends an episode
   std::size_t recent = 0;

@@ -1,9 +1,11 @@
 // Learning curves (loop/learning_curve.hpp): the points fall at the end of the first update that
 // reaches p/points of the steps run, each holds exactly the episodes and the updates since the
 // previous one, the recent window is the last episodes, and bad input changes nothing.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <memtrace/loop/learning_curve.hpp>
 #include <stdexcept>
 #include <vector>
@@ -64,6 +66,14 @@ TEST_CASE("curve_steps refuses sizes it cannot honour") {
   CHECK_THROWS_WITH(curve_steps(100, 10, max_curve_points + 1),
                     "curve_steps: points must be at most 1000000, got 1000001");
   CHECK_NOTHROW(curve_steps(100, 10, max_curve_points));
+  // Near the largest size the points stay within the steps run (no wrap-around).
+  const std::size_t huge = std::numeric_limits<std::size_t>::max();
+  for (const std::size_t update : {std::size_t{1}, std::size_t{3}, std::size_t{2048}}) {
+    const std::vector<std::size_t> at = curve_steps(huge, update, 7);
+    CHECK(std::is_sorted(at.begin(), at.end()));
+    CHECK(at.front() > 0);
+    CHECK(at.back() == huge / update * update);
+  }
 }
 
 TEST_CASE("a learning curve's points hold the episodes and the updates since the previous point") {
@@ -83,7 +93,7 @@ TEST_CASE("a learning curve's points hold the episodes and the updates since the
     INFO("point " << p);
     CHECK(points[p].env_steps == steps[p]);
     CHECK(points[p].updates == 2);
-    CHECK(points[p].episodes == episodes[p]);
+    CHECK(points[p].episodes_ended == episodes[p]);
     CHECK(points[p].successes == successes[p]);
     CHECK(points[p].return_sum == return_sums[p]);
     // Means over the bin's two updates, 2p + 1 and 2p + 2.
@@ -98,7 +108,7 @@ TEST_CASE("a learning curve's points hold the episodes and the updates since the
   CHECK(points[1].mean_return() == 0.75);
   CHECK(std::isnan(points[2].success_rate()));  // no episode ended in it
   CHECK(std::isnan(points[2].mean_return()));
-  CHECK(curve.episodes() == 8);
+  CHECK(curve.episodes_ended() == 8);
   CHECK(curve.successes() == 5);
   CHECK(curve.success_rate() == 5.0 / 8.0);
   CHECK(curve.recent_success_rate() == 1.0 / 3.0);  // the last three episodes: 0, 1, 0.25
@@ -112,12 +122,14 @@ TEST_CASE("points that fall on one update share its step count, and only the fir
   curve.record(stats_of(1, 10, {episode(1.0)}));
   REQUIRE(curve.points().size() == 2);
   CHECK(curve.points()[0].updates == 1);
-  CHECK(curve.points()[0].episodes == 1);
+  CHECK(curve.points()[0].episodes_ended == 1);
   CHECK(curve.points()[1].env_steps == 10);
   CHECK(curve.points()[1].updates == 0);
-  CHECK(curve.points()[1].episodes == 0);
+  CHECK(curve.points()[1].episodes_ended == 0);
   CHECK(std::isnan(curve.points()[1].entropy));  // no update: no means
   CHECK(std::isnan(curve.points()[1].clip_fraction));
+  CHECK(curve.points()[1] == curve.points()[1]);  // NaN means compare equal: a curve equals its copy
+  CHECK(!(curve.points()[1] == curve.points()[0]));
   curve.record(stats_of(2, 10, {}));
   CHECK(curve.points().size() == 5);
   CHECK(curve.points()[2].updates == 1);
@@ -153,6 +165,6 @@ TEST_CASE("a learning curve refuses bad options and steps that go back, changing
   CHECK_THROWS_WITH(curve.record(stats_of(1, 10, {episode(1.0)})),
                     "LearningCurve::record: stats.env_steps (10) is less than the last update's (20)");
   CHECK(curve.points() == before.points());
-  CHECK(curve.episodes() == before.episodes());
+  CHECK(curve.episodes_ended() == before.episodes_ended());
   CHECK(curve.recent_success_rate() == before.recent_success_rate());
 }

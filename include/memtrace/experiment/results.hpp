@@ -260,18 +260,22 @@ namespace detail {
 /// seeds at or above `seeds` are left out (a folder may hold more seeds than a summary asks for).
 class RunsBySetting {
  public:
-  /// Throws std::invalid_argument for seed_column >= key_columns, key_columns beyond the header,
-  /// a seed that is not a non-negative integer, or a seed that repeats within a setting (naming the
-  /// file and both lines).
+  /// Throws std::invalid_argument for seeds = 0, seed_column >= key_columns, key_columns beyond
+  /// the header, a row shorter than the header, a seed that is not a non-negative integer, or a
+  /// seed that repeats within a setting (naming the file and both lines).
   RunsBySetting(CsvTable table, std::size_t key_columns, std::size_t seed_column, std::size_t seeds)
       : table_(std::move(table)), seeds_(seeds) {
     if (seed_column >= key_columns || key_columns > table_.header.size())
       detail::invalid("RunsBySetting: seed_column (", seed_column, ") must be below key_columns (", key_columns,
                       "), which must be at most the columns of ", table_.path.string(), " (", table_.header.size(),
                       ")");
+    if (seeds == 0) detail::invalid("RunsBySetting: seeds must be positive, got 0");
     for (std::size_t c = 0; c < key_columns; ++c)
       if (c != seed_column) setting_header_.push_back(table_.header[c]);
     for (std::size_t r = 0; r < table_.rows.size(); ++r) {
+      if (table_.rows[r].size() != table_.header.size())  // a hand-made table; read_csv checks this
+        detail::invalid("RunsBySetting: ", table_.path.string(), ": row ", r, " has ", table_.rows[r].size(),
+                        " fields, the header has ", table_.header.size());
       const auto seed = table_.number<std::size_t>(r, seed_column);
       if (seed >= seeds) continue;
       const std::vector<std::string>& row = table_.rows[r];
@@ -292,13 +296,34 @@ class RunsBySetting {
   /// without the seed, as csv_row writes them), in seed order. Throws std::invalid_argument naming
   /// the file, the setting and the seeds it lacks.
   [[nodiscard]] std::vector<std::size_t> rows(const std::vector<std::string>& setting) const {
+    return rows_of("RunsBySetting::rows", setting);
+  }
+
+  /// Column `column` of those rows, read as numbers (CsvTable::number), in seed order.
+  [[nodiscard]] std::vector<double> values(const std::vector<std::string>& setting, std::size_t column) const {
+    std::vector<double> out;
+    for (const std::size_t r : rows_of("RunsBySetting::values", setting))
+      out.push_back(table_.number<double>(r, column));
+    return out;
+  }
+
+  [[nodiscard]] const CsvTable& table() const noexcept { return table_; }
+  [[nodiscard]] std::size_t seeds() const noexcept { return seeds_; }
+
+ private:
+  [[nodiscard]] std::vector<std::size_t> rows_of(const char* who, const std::vector<std::string>& setting) const {
+    if (setting.size() != setting_header_.size()) {
+      std::string names;
+      for (const std::string& name : setting_header_) names += (names.empty() ? "" : ", ") + name;
+      detail::invalid(who, ": setting has ", setting.size(), " fields, expected ", setting_header_.size(), " (", names,
+                      ": the key without the seed)");
+    }
     const auto it = settings_.find(setting);
     const std::size_t found = it == settings_.end() ? 0 : it->second.size();
     if (found != seeds_) {  // the seeds found are distinct and below seeds_: some are missing
       std::string what, lacking;
       for (std::size_t c = 0; c < setting.size(); ++c)
-        what +=
-            (c > 0 ? " " : "") + (c < setting_header_.size() ? setting_header_[c] + "=" : std::string()) + setting[c];
+        what += (c > 0 ? " " : "") + setting_header_[c] + "=" + setting[c];
       std::size_t listed = 0, next = 0;
       for (std::size_t s = 0; s < seeds_ && listed <= 10; ++s) {
         if (next < found && it->second[next].first == s) {
@@ -308,27 +333,15 @@ class RunsBySetting {
         lacking += listed == 10 ? ", ..." : (listed > 0 ? ", " : "") + std::to_string(s);
         ++listed;
       }
-      detail::invalid("RunsBySetting: ", table_.path.string(), " lacks ", seeds_ - found, " of the ", seeds_,
-                      " seeds of ", what, " (seeds ", lacking, ")");
+      detail::invalid(who, ": ", table_.path.string(), " lacks ", seeds_ - found, " of the ", seeds_, " seeds of ",
+                      what, " (seeds ", lacking, ")");
     }
     std::vector<std::size_t> out;
-    if (found == 0) return out;  // no seeds asked for
     out.reserve(found);
     for (const auto& run : it->second) out.push_back(run.second);
     return out;
   }
 
-  /// Column `column` of those rows, read as numbers (CsvTable::number), in seed order.
-  [[nodiscard]] std::vector<double> values(const std::vector<std::string>& setting, std::size_t column) const {
-    std::vector<double> out;
-    for (const std::size_t r : rows(setting)) out.push_back(table_.number<double>(r, column));
-    return out;
-  }
-
-  [[nodiscard]] const CsvTable& table() const noexcept { return table_; }
-  [[nodiscard]] std::size_t seeds() const noexcept { return seeds_; }
-
- private:
   CsvTable table_;
   std::size_t seeds_;
   std::vector<std::string> setting_header_;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -103,7 +104,7 @@ namespace detail {
     std::snprintf(buffer, sizeof buffer, ", %.1f s/", 1.0 / rate);
     text += buffer + std::string(unit.ends_with('s') ? unit.substr(0, unit.size() - 1) : unit) + ", ";
   }
-  return text + format_duration(static_cast<double>(total - done) / rate) + " left";
+  return text + format_duration(done >= total ? 0.0 : static_cast<double>(total - done) / rate) + " left";
 }
 
 }  // namespace detail
@@ -125,14 +126,19 @@ class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// `enabled` false: the line is never shown.
+  /// `enabled` false: the line is never shown. Throws std::invalid_argument for a negative or
+  /// non-finite options.log_interval.
   explicit ProgressLine(std::size_t total, ProgressOptions options = {}, bool enabled = true)
       : tty_(::isatty(STDERR_FILENO) == 1),
         enabled_(enabled && (tty_ || options.log_interval > 0)),
         options_(std::move(options)),
         total_(total),
         start_(Clock::now()),
-        last_(start_) {}
+        last_(start_) {
+    if (!(options_.log_interval >= 0.0 && options_.log_interval < std::numeric_limits<double>::infinity()))
+      detail::invalid("ProgressLine: options.log_interval must be non-negative and finite, got ",
+                      options_.log_interval);
+  }
 
   [[nodiscard]] bool enabled() const noexcept { return enabled_; }
 

@@ -38,10 +38,11 @@ inline constexpr std::size_t max_curve_points = 1'000'000;
   std::vector<std::size_t> at;
   at.reserve(points);
   for (std::size_t p = 1; p <= points; ++p) {
-    // ceil(p·total/points) in two parts, so that p·total cannot overflow; then ceil to a whole update
+    // ceil(p·total/points) in two parts, so that p·total cannot overflow; then up to a whole update,
+    // which cannot pass total (a multiple of update_env_steps)
     const std::size_t q = total / points, r = total % points;
     const std::size_t reach = p * q + (p * r + points - 1) / points;
-    at.push_back((reach + update_env_steps - 1) / update_env_steps * update_env_steps);
+    at.push_back(reach / update_env_steps * update_env_steps + (reach % update_env_steps != 0 ? update_env_steps : 0));
   }
   return at;
 }
@@ -49,26 +50,34 @@ inline constexpr std::size_t max_curve_points = 1'000'000;
 /// What happened between two points of a learning curve: the episodes that ended and the means of
 /// the updates' statistics (PpoStats) since the previous point.
 struct CurvePoint {
-  std::size_t env_steps = 0;  ///< the environment steps at this point (the end of an update)
-  std::size_t updates = 0;    ///< updates since the previous point (0 when points share an update)
-  std::size_t episodes = 0;   ///< episodes that ended since the previous point
-  std::size_t successes = 0;  ///< of them, those whose return exceeded CurveOptions::success_return
-  double return_sum = 0;      ///< the sum of their returns
+  std::size_t env_steps = 0;       ///< the environment steps at this point (the end of an update)
+  std::size_t updates = 0;         ///< updates since the previous point (0 when points share an update)
+  std::size_t episodes_ended = 0;  ///< episodes that ended since the previous point
+  std::size_t successes = 0;       ///< of them, those whose return exceeded CurveOptions::success_return
+  double return_sum = 0;           ///< the sum of their returns
   /// Means over the `updates` updates (NaN when there were none).
   double entropy = std::numeric_limits<double>::quiet_NaN(), value_loss = std::numeric_limits<double>::quiet_NaN(),
          advantage_std = std::numeric_limits<double>::quiet_NaN(), approx_kl = std::numeric_limits<double>::quiet_NaN(),
          clip_fraction = std::numeric_limits<double>::quiet_NaN();
 
-  /// successes / episodes, NaN when no episode ended.
+  /// successes / episodes_ended, NaN when no episode ended.
   [[nodiscard]] double success_rate() const noexcept {
-    return episodes == 0 ? std::numeric_limits<double>::quiet_NaN()
-                         : static_cast<double>(successes) / static_cast<double>(episodes);
+    return episodes_ended == 0 ? std::numeric_limits<double>::quiet_NaN()
+                               : static_cast<double>(successes) / static_cast<double>(episodes_ended);
   }
-  /// return_sum / episodes, NaN when no episode ended.
+  /// return_sum / episodes_ended, NaN when no episode ended.
   [[nodiscard]] double mean_return() const noexcept {
-    return episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : return_sum / static_cast<double>(episodes);
+    return episodes_ended == 0 ? std::numeric_limits<double>::quiet_NaN()
+                               : return_sum / static_cast<double>(episodes_ended);
   }
-  friend bool operator==(const CurvePoint&, const CurvePoint&) = default;
+  /// Equal fields; a NaN mean equals a NaN mean (a point without updates equals itself).
+  friend bool operator==(const CurvePoint& a, const CurvePoint& b) noexcept {
+    const auto same = [](double x, double y) { return x == y || (x != x && y != y); };
+    return a.env_steps == b.env_steps && a.updates == b.updates && a.episodes_ended == b.episodes_ended &&
+           a.successes == b.successes && same(a.return_sum, b.return_sum) && same(a.entropy, b.entropy) &&
+           same(a.value_loss, b.value_loss) && same(a.advantage_std, b.advantage_std) &&
+           same(a.approx_kl, b.approx_kl) && same(a.clip_fraction, b.clip_fraction);
+  }
 };
 
 struct CurveOptions {
@@ -111,9 +120,9 @@ class LearningCurve {
     sums_[4] += stats.clip_fraction;
     for (const EpisodeEnd& e : stats.episodes) {
       const bool success = e.episode_return > options_.success_return;
-      ++episodes_;
+      ++episodes_ended_;
       successes_ += success;
-      ++bin_.episodes;
+      ++bin_.episodes_ended;
       bin_.successes += success;
       bin_.return_sum += e.episode_return;
       if (recent_.size() < options_.recent_episodes) {
@@ -147,12 +156,12 @@ class LearningCurve {
   /// The environment steps of every point (curve_steps).
   [[nodiscard]] const std::vector<std::size_t>& point_steps() const noexcept { return at_; }
   /// Episodes ended, and those that succeeded, over all updates recorded.
-  [[nodiscard]] std::size_t episodes() const noexcept { return episodes_; }
+  [[nodiscard]] std::size_t episodes_ended() const noexcept { return episodes_ended_; }
   [[nodiscard]] std::size_t successes() const noexcept { return successes_; }
-  /// successes() / episodes(), NaN when no episode ended.
+  /// successes() / episodes_ended(), NaN when no episode ended.
   [[nodiscard]] double success_rate() const noexcept {
-    return episodes_ == 0 ? std::numeric_limits<double>::quiet_NaN()
-                          : static_cast<double>(successes_) / static_cast<double>(episodes_);
+    return episodes_ended_ == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                : static_cast<double>(successes_) / static_cast<double>(episodes_ended_);
   }
   /// The success rate of the last options.recent_episodes episodes (fewer before there were that
   /// many), NaN when none ended.
@@ -167,7 +176,7 @@ class LearningCurve {
   std::vector<CurvePoint> points_;
   CurvePoint bin_;       // the episodes and updates since the last point
   double sums_[5] = {};  // the bin's sums of entropy, value loss, advantage std, approximate KL, clip fraction
-  std::size_t last_env_steps_ = 0, episodes_ = 0, successes_ = 0;
+  std::size_t last_env_steps_ = 0, episodes_ended_ = 0, successes_ = 0;
   std::vector<bool> recent_;  // a ring of the last episodes' successes
   std::size_t recent_next_ = 0, recent_successes_ = 0;
 };
