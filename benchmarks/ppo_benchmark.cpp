@@ -73,7 +73,7 @@ struct Setup {
   }
   /// n_steps = 128 steps of the 16 environments into the buffer, and the bootstrap features.
   void collect() {
-    rollout.run(acting, 128, acting);
+    rollout.collect(acting, 128, acting);
     acting.bootstrap(rollout.features());
   }
   void learn() { benchmark::DoNotOptimize(agent.update(buffer).loss); }

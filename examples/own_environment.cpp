@@ -93,7 +93,7 @@ int main() {
   double sum_return = 0.0, sum_value = 0.0;
   std::size_t episodes = 0, lengths = 0;
   const std::size_t steps = 200'000, learn_only = 100'000;
-  rollout.run(policy, steps, [&](const memtrace::RolloutBatch<Eigen::VectorXf>& batch) {
+  rollout.collect(policy, steps, [&](const memtrace::RolloutBatch<Eigen::VectorXf>& batch) {
     for (std::size_t i = 0; i < n; ++i) {
       const memtrace::ActedStep& s = batch.steps[i];
       td.update(batch.features[i], s.reward, s.terminated ? 0.0 : discount, batch.next_features[i]);

@@ -44,12 +44,12 @@ bool rollout_and_td() {
   std::vector<DefaultGenerator> gens;
   for (std::size_t i = 0; i < 16; ++i) gens.push_back(make_stream(seed, i));  // one stream per environment
   Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
-  rollout.run(policy, 128, [&](const RolloutBatch<Eigen::VectorXf>& /*batch*/) { /* store, learn, log */ });
+  rollout.collect(policy, 128, [&](const RolloutBatch<Eigen::VectorXf>& /*batch*/) { /* store, learn, log */ });
 
   const std::size_t steps = 64;
   const double discount = 0.99;
   LinearTd<float> td(90, 0.01);
-  rollout.run(policy, steps, [&](const RolloutBatch<Eigen::VectorXf>& batch) {
+  rollout.collect(policy, steps, [&](const RolloutBatch<Eigen::VectorXf>& batch) {
     for (std::size_t i = 0; i < batch.steps.size(); ++i) {
       const ActedStep& s = batch.steps[i];
       td.update(batch.features[i], s.reward, s.terminated ? 0.0 : discount, batch.next_features[i]);
@@ -143,7 +143,7 @@ bool ppo_rollout_and_loss() {
 
   PpoBuffer<Eigen::VectorXf, float> buffer = agent.make_buffer();
   PpoActing<Eigen::VectorXf, float> acting = agent.acting(buffer);
-  rollout.run(acting, agent.options().n_steps, acting);  // the policy and the sink
+  rollout.collect(acting, agent.options().n_steps, acting);  // the policy and the sink
   acting.bootstrap(rollout.features());
   agent.compute_advantages(buffer);  // what update does first: now the loss can be read
   PpoMinibatch<Eigen::VectorXf, float> minibatch;

@@ -223,7 +223,7 @@ template <class Agent, class Env, class M>
 typename Agent::buffer_type collect(Agent& agent, Rollout<Env, M>& rollout) {
   typename Agent::buffer_type buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
-  rollout.run(acting, agent.options().n_steps, acting);
+  rollout.collect(acting, agent.options().n_steps, acting);
   acting.bootstrap(rollout.features());
   agent.compute_advantages(buffer);
   return buffer;
@@ -235,7 +235,7 @@ template <class Agent, class R, class F>
 void learn(Agent& agent, typename Agent::buffer_type& buffer, R& rollout, std::size_t updates, F&& inspect) {
   auto acting = agent.acting(buffer);
   for (std::size_t u = 0; u < updates; ++u) {
-    rollout.run(acting, agent.options().n_steps, acting);
+    rollout.collect(acting, agent.options().n_steps, acting);
     acting.bootstrap(rollout.features());
     inspect(std::as_const(buffer));
     agent.update(buffer);
@@ -467,7 +467,7 @@ TEST_CASE("the deprecated members on the agent's own buffer are the buffer path,
   auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
   CHECK(old_way.recorded_steps() == 0);
   OwnBufferPolicy policy{&old_way};
-  ra.run(policy, 8, [&](const RolloutBatch<Eigen::VectorXf>& b) { old_way.record(b); });
+  ra.collect(policy, 8, [&](const RolloutBatch<Eigen::VectorXf>& b) { old_way.record(b); });
   CHECK(old_way.recorded_steps() == 8);
   old_way.compute_advantages(ra.features());
   auto buffer = collect(new_way, rb);
@@ -674,7 +674,7 @@ TEST_CASE(
     std::size_t truncations = 0;
     auto buffer = agent.make_buffer();
     auto acting = agent.acting(buffer);
-    rollout.run(acting, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
+    rollout.collect(acting, 16, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
       statistics.update(batch.features);  // act folded them in before acting
       for (std::size_t i = 0; i < 2; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated) {
@@ -743,7 +743,7 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   auto rollout3 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
   auto buffer3 = manual.make_buffer();
   auto acting3 = manual.acting(buffer3);
-  rollout3.run(acting3, 8, acting3);
+  rollout3.collect(acting3, 8, acting3);
   REQUIRE(rollout3.features().size() == 2);
   CHECK(rollout3.features()[1] == rollout3.features(1));
   acting3.bootstrap(rollout3.features());
@@ -829,7 +829,7 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   auto same = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
   auto buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
-  same.run(acting, 8, acting);
+  same.collect(acting, 8, acting);
   std::vector<Eigen::VectorXd> bootstrap = {same.features(0), same.features(1)};
   agent.bootstrap(buffer, bootstrap);
   const PpoStats& stats = agent.update(buffer);
@@ -963,7 +963,7 @@ TEST_CASE("with zero advantages and exact values an update moves only the actor,
     auto rollout = make_rollout(2, Silent{}, DenseTrace<Eigen::VectorXd>{4, 0.5}, 1);
     auto buffer = agent.make_buffer();
     auto acting = agent.acting(buffer);
-    rollout.run(acting, 8, acting);
+    rollout.collect(acting, 8, acting);
     acting.bootstrap(rollout.features());
     std::vector<std::size_t> all(16);
     for (std::size_t s = 0; s < 16; ++s) all[s] = s;
@@ -1156,7 +1156,7 @@ TEST_CASE(
   auto buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
   for (std::size_t u = 0; u < 3; ++u) {
-    rollout.run(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+    rollout.collect(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       for (std::size_t i = 0; i < 2; ++i)
         if (b.steps[i].terminated || b.steps[i].truncated)
           seen.push_back({i, t % 8, b.steps[i].episode_return, b.steps[i].episode_length, b.steps[i].terminated,
@@ -1241,7 +1241,7 @@ TEST_CASE(
   auto buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
   for (std::size_t u = 0; u < 3; ++u) {
-    rollout.run(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
+    rollout.collect(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       expected.update(b.features);  // what act saw, one batch a step
       for (std::size_t i = 0; i < 2; ++i) {
         // The value act stored is the critic's value of the normalised features.
@@ -1286,7 +1286,7 @@ TEST_CASE(
 
   // Frozen: act no longer updates.
   agent.freeze_normalizer();
-  rollout.run(acting, 8, acting);
+  rollout.collect(acting, 8, acting);
   CHECK(agent.normalizer() == [&] {
     FeatureNormalizer f = before;
     f.freeze();
@@ -1477,7 +1477,7 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
                     Catch::Contains("Ppo::bootstrap: the buffer holds 1 recorded steps, expected n_steps = 8"));
   CHECK_THROWS_WITH(agent.update(buffer),
                     Catch::Contains("Ppo::update: the buffer holds 1 recorded steps, expected n_steps = 8"));
-  rollout.run(acting, 7, acting);
+  rollout.collect(acting, 7, acting);
   CHECK_THROWS_WITH(agent.act(buffer, rollout.features(), std::span(gens), std::span(actions)),
                     Catch::Contains("Ppo::act: the buffer already holds n_steps = 8 recorded steps; bootstrap and "
                                     "update it first"));
@@ -1535,7 +1535,7 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   PpoBuffer<Eigen::VectorXd, double> full_buffer = agent.make_buffer();
   auto refill = agent.acting(full_buffer);
   auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);
-  rollout2.run(refill, 8, refill);
+  rollout2.collect(refill, 8, refill);
   std::vector<Eigen::VectorXd> narrow = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(3)};
   CHECK_THROWS_WITH(agent.bootstrap(full_buffer, std::span<const Eigen::VectorXd>(narrow)),
                     Catch::Contains("Ppo::bootstrap: bootstrap_features[1] has size 3, expected input_dim = 5"));

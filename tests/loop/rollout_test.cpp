@@ -75,7 +75,7 @@ std::vector<std::vector<Record>> run_rollout(std::span<const std::uint64_t> stre
   Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
   std::vector<std::vector<Record>> out(streams.size());
   UniformPolicy policy{tmaze::num_navigation_actions};
-  rollout.run(policy, steps, [&](const RolloutBatch<OneHot>& batch) {
+  rollout.collect(policy, steps, [&](const RolloutBatch<OneHot>& batch) {
     for (std::size_t i = 0; i < streams.size(); ++i) {
       const ActedStep& s = batch.steps[i];
       out[i].push_back(
@@ -182,13 +182,38 @@ TEST_CASE("Rollout: a BatchPolicy gives the same trajectories as a Policy, one c
   UniformPolicy single{tmaze::num_navigation_actions};
   UniformBatchPolicy batch{tmaze::num_navigation_actions};
   std::vector<ActedStep> seen_a, seen_b;
-  a.run(single, 200,
-        [&](const RolloutBatch<OneHot>& x) { seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end()); });
-  b.run(batch, 200,
-        [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
+  a.collect(single, 200,
+            [&](const RolloutBatch<OneHot>& x) { seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end()); });
+  b.collect(batch, 200,
+            [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
   CHECK(seen_a == seen_b);
   CHECK(batch.calls == 200);
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("the deprecated Rollout::run is Rollout::collect", "[rollout]") {
+  const auto make = [] {
+    return Rollout(std::vector<Nav>(2, Nav(k, limit)), std::vector<Window<>>(2, Window<>(2, tmaze::num_observations)),
+                   std::vector{make_stream(4, 0), make_stream(4, 1)});
+  };
+  auto a = make();
+  auto b = make();
+  UniformPolicy policy{tmaze::num_navigation_actions};
+  std::vector<ActedStep> seen_a, seen_b;
+  a.collect(policy, 50,
+            [&](const RolloutBatch<OneHot>& x) { seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end()); });
+  b.run(policy, 50,
+        [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
+  CHECK(seen_a.size() == 100);
+  CHECK(seen_a == seen_b);
+  CHECK(b.steps_taken() == 50);
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST_CASE("Rollout feeds (action, observation) to memories that remember actions", "[rollout]") {
   using Joint = WithActions<Window<>>;

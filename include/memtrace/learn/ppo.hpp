@@ -201,7 +201,7 @@ template <class Phi, class Scalar>
 class Ppo;
 
 /// The acting side of a Ppo agent bound to one buffer, for Rollout: a BatchPolicy (act) and the
-/// rollout's sink (operator()), so that `rollout.run(acting, n_steps, acting)` fills the buffer;
+/// rollout's sink (operator()), so that `rollout.collect(acting, n_steps, acting)` fills the buffer;
 /// then bootstrap(rollout.features()) and agent.update(buffer). Refers to both: keep them alive.
 template <class Phi, class Scalar = float>
 class PpoActing {

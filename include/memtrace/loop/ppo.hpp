@@ -61,7 +61,7 @@ void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env,
     agent.set_total_updates(n_updates);
   }
   for (std::size_t u = 0; u < n_updates; ++u) {
-    rollout.run(acting, options.n_steps, acting);
+    rollout.collect(acting, options.n_steps, acting);
     acting.bootstrap(rollout.features());
     const PpoStats& stats = agent.update(buffer);
     if constexpr (std::same_as<std::invoke_result_t<OnUpdate&, const PpoStats&>, bool>) {
