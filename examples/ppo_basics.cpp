@@ -3,7 +3,7 @@
 //
 // The environment is a cue task: the first observation is a cue (0 or 1), then a corridor (2)
 // and a junction (3), where the action must match the cue. A memoryless policy wins half the
-// time; two traces (λ = 0 and 0.8) remember the cue. Training prints its progress; then the
+// time; two traces (λ = 0 and 0.8) remember the cue. Training prints its learning curve; then the
 // agent is evaluated twice, sampling its actions (as PPO learns them) and greedily.
 #include <cstdio>
 #include <memtrace/core.hpp>
@@ -38,11 +38,12 @@ int main() {
   options.normalize_features = true;  // running normalisation of the traces (docs/control.md)
   Ppo<Eigen::VectorXf> agent(traces.dim(), /*num_actions=*/2, options, /*seed=*/1);
 
-  train(agent, rollout, 20'480, [](const PpoStats& s) {  // 80 updates
-    if (s.update % 20 == 0)
-      std::printf("update %3zu: success %.2f of %zu episodes, entropy %.3f\n", s.update, s.mean_episode_return(),
-                  s.episodes.size(), s.entropy);
-  });
+  // 80 updates; a learning curve of 4 points, each over the episodes that ended since the last
+  LearningCurve curve(20'480, 8 * 32, {.points = 4, .success_return = 0.5});
+  train(agent, rollout, 20'480, [&](const PpoStats& s) { curve.record(s); });
+  for (const CurvePoint& p : curve.points())
+    std::printf("%5zu steps: success %.2f of %zu episodes, entropy %.3f\n", p.env_steps, p.success_rate(),
+                p.episodes_ended, p.entropy);
 
   double sampled = 0, greedy = 0;  // 100 episodes each, the memory reset at every episode
   DefaultGenerator eval = make_stream(1, 1000);
