@@ -525,18 +525,52 @@ int sweep(const Options& o, bool lambdas_given) {
     }
   detail::write_text_atomically(dir / "summary.csv", summary);
   detail::write_text_atomically(dir / "figure.csv", figure);
+  // learning_curves.csv: every curve point's success averaged over the seeds whose bin saw
+  // episodes, against steps and against CPU seconds: a run's CPU time (evaluation included) spread
+  // evenly over its steps, so that memories of different cost per step compare per unit of compute.
+  const RunsBySetting points(read_csv(dir / "curves.csv", 6), 6, 2, o.seeds);  // memory, corridor, seed, ...
+  std::string curves = "memory,corridor,discount,steps,at_steps,seeds_with_episodes,success_mean,cpu_seconds\n";
+  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
+  for (std::size_t c = 0; c < o.corridors.size(); ++c)
+    for (const MemoryChoice kind : kinds)
+      for (double discount : o.discounts) {
+        const std::size_t steps = steps_of(o, c), run = steps / batch * batch;
+        double cpu = 0;
+        for (const double x : runs.values(csv_row(name_of(kind), o.corridors[c], steps, discount), 9)) cpu += x;
+        cpu /= static_cast<double>(o.seeds);
+        std::vector<std::size_t> at = curve_steps(steps, batch, o.curve_points);
+        at.erase(std::unique(at.begin(), at.end()), at.end());
+        for (const std::size_t a : at) {
+          double sum = 0;
+          std::size_t n = 0;
+          for (const std::size_t r : points.rows(csv_row(name_of(kind), o.corridors[c], steps, discount, a)))
+            if (!points.table().rows[r][6].empty()) {
+              sum += points.table().number<double>(r, 6);
+              ++n;
+            }
+          curves += csv_line(csv_row(name_of(kind), o.corridors[c], discount, steps, a, n,
+                                     n == 0 ? std::string() : csv_field(sum / static_cast<double>(n)),
+                                     cpu * static_cast<double>(a) / static_cast<double>(run)));
+        }
+      }
+  detail::write_text_atomically(dir / "learning_curves.csv", curves);
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;
   std::ostringstream steps;
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     steps << (c > 0 ? ", " : "") << "k=" << o.corridors[c] << ": " << static_cast<double>(steps_of(o, c)) / 1e6 << "M";
-  return examples::draw_figure("ppo_tmaze.gp", dir / "ppo_tmaze.png",
-                               {{"csv", (dir / "figure.csv").string()},
-                                {"subtitle", std::to_string(o.seeds) + " seeds, steps per run " + steps.str() +
-                                                 "; bars: 95% confidence intervals"}})
-             ? 0
-             : 2;
+  std::string corridors;
+  for (const std::size_t k : o.corridors) corridors += (corridors.empty() ? "" : " ") + std::to_string(k);
+  const bool drawn = examples::draw_figure("ppo_tmaze.gp", dir / "ppo_tmaze.png",
+                                           {{"csv", (dir / "figure.csv").string()},
+                                            {"subtitle", std::to_string(o.seeds) + " seeds, steps per run " +
+                                                             steps.str() + "; bars: 95% confidence intervals"}});
+  const bool curves_figure = examples::draw_figure("ppo_tmaze_cpu.gp", dir / "ppo_tmaze_curves.png",
+                                                   {{"files", (dir / "learning_curves.csv").string()},
+                                                    {"corridors", corridors},
+                                                    {"subtitle", std::to_string(o.seeds) + " seeds"}});
+  return drawn && curves_figure ? 0 : 2;
 }
 
 }  // namespace

@@ -174,6 +174,37 @@ TEST_CASE(
   CHECK_THAT(experiment, Catch::Contains("\nnormalizer=epsilon 1e-08 clip 10"));
 }
 
+TEST_CASE(
+    "ppo_tmaze --quick writes learning_curves.csv: each point's success averaged over the seeds, and CPU "
+    "seconds spread over the steps") {
+  const CsvTable runs = read_csv(quick_run() / "runs.csv"), curves = read_csv(quick_run() / "curves.csv");
+  const CsvTable learning = read_csv(quick_run() / "learning_curves.csv");
+  CHECK(learning.header == std::vector<std::string>{"memory", "corridor", "discount", "steps", "at_steps",
+                                                    "seeds_with_episodes", "success_mean", "cpu_seconds"});
+  REQUIRE(learning.rows.size() == 2 * curve_points_per_run);  // 2 memories, their points
+  for (const auto& row : learning.rows) {
+    // The mean of the seeds' points at these steps that saw episodes.
+    double sum = 0, cpu = 0;
+    std::size_t n = 0;
+    for (const auto& point : curves.rows)
+      if (point[0] == row[0] && point[5] == row[4] && !point[6].empty()) {
+        sum += parse_field<double>(point[6]);
+        ++n;
+      }
+    CHECK(row[5] == std::to_string(n));
+    if (n > 0) CHECK(parse_field<double>(row[6]) == Approx(sum / static_cast<double>(n)).epsilon(1e-12));
+    // The mean CPU time of the memory's runs, times the share of the steps run (whole updates).
+    for (const auto& run : runs.rows)
+      if (run[0] == row[0]) cpu += parse_field<double>(run[runs.column("cpu_seconds")]) / 3.0;
+    const double share = parse_field<double>(row[4]) /
+                         static_cast<double>(parse_field<std::size_t>(quick_steps) / 2048 * 2048);  // steps run
+    CHECK(parse_field<double>(row[7]) == Approx(cpu * share).epsilon(1e-9));
+  }
+  const std::string png = memtrace::test::slurp(quick_run() / "ppo_tmaze_curves.png");
+  REQUIRE(png.size() > 1000);
+  CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+}
+
 TEST_CASE("ppo_tmaze --quick: normalised traces {0, 7/8} learn corridor 8, past the memoryless ceiling of 0.5") {
   if (sanitized) {
     SUCCEED("not checked under AddressSanitizer (4 updates a run); checked by the other presets");
