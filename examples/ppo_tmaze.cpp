@@ -549,7 +549,7 @@ int sweep(const Options& o, bool lambdas_given) {
               ++n;
             }
           curves += csv_line(csv_row(name_of(kind), o.corridors[c], discount, steps, a, n,
-                                     n == 0 ? std::string() : csv_field(sum / static_cast<double>(n)),
+                                     field(sum / static_cast<double>(n)),  // 0 / 0: NaN, an empty field
                                      cpu * static_cast<double>(a) / static_cast<double>(run)));
         }
       }
