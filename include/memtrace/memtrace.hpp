@@ -8,3 +8,5 @@
 #include "memtrace/env/pomdp_file.hpp"
 #include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/experiment.hpp"
+#include "memtrace/learn/ppo_weights.hpp"
+#include "memtrace/safetensors.hpp"

@@ -2,7 +2,8 @@
 # Included by tests/doc/CMakeLists.txt at configure time (to extract the programs) and by
 # check_snippets.cmake in script mode (the ctest test that checks every other block).
 #
-# A ```cpp block is one of:
+# A ```python block must be a fragment of a .py file that a CMakeLists.txt runs. A ```cpp block is
+# one of:
 #   a program      - it contains `int main(`; extracted, compiled with the strict warnings and run;
 #   a fragment     - the line before the fence is <!-- fragment of PATH -->: the block appears in
 #                    PATH (relative to the repository, a file that is compiled) with every run of
@@ -14,7 +15,8 @@
 
 # memtrace_doc_blocks(<markdown file> <prefix>) sets, in the caller's scope, <prefix>_count and for
 # each block i = 1..count: <prefix>_<i>_line (the line of the fence), <prefix>_<i>_marker (the line
-# before the fence, stripped) and <prefix>_<i>_text (the block, lines joined by "\n").
+# before the fence, stripped), <prefix>_<i>_language (cpp or python) and <prefix>_<i>_text (the
+# block, lines joined by "\n").
 function(memtrace_doc_blocks md prefix)
   file(READ "${md}" content)
   # One list element per line: protect what a CMake list would read as syntax.
@@ -48,9 +50,10 @@ function(memtrace_doc_blocks md prefix)
       if(line MATCHES "^```")
         set(in_other FALSE)
       endif()
-    elseif(line MATCHES "^[ \t]*```[ \t]*(cpp|c\\+\\+|cc|cxx|C\\+\\+)[ \t]*$")
-      if(NOT line MATCHES "^```cpp$")
-        message(FATAL_ERROR "${md}:${number}: write C++ blocks as ```cpp at the start of a line, so that they are checked")
+    elseif(line MATCHES "^[ \t]*```[ \t]*(cpp|c\\+\\+|cc|cxx|C\\+\\+|python|py)[ \t]*$")
+      if(NOT line MATCHES "^```(cpp|python)$")
+        message(FATAL_ERROR "${md}:${number}: write C++ and Python blocks as ```cpp and ```python at the start of a "
+                            "line, so that they are checked")
       endif()
       math(EXPR count "${count} + 1")
       set(in_cpp TRUE)
@@ -59,6 +62,8 @@ function(memtrace_doc_blocks md prefix)
       string(STRIP "${previous}" marker)
       set(${prefix}_${count}_line ${number} PARENT_SCOPE)
       set(${prefix}_${count}_marker "${marker}" PARENT_SCOPE)
+      string(REGEX REPLACE "^```" "" language "${line}")
+      set(${prefix}_${count}_language "${language}" PARENT_SCOPE)
     elseif(line MATCHES "^[ \t]*```")
       set(in_other TRUE)
     endif()

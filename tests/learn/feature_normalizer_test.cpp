@@ -205,6 +205,31 @@ TEST_CASE("a normaliser is a value type: copies are equal and independent", "[no
   CHECK_FALSE(c == FeatureNormalizer(3));
 }
 
+TEST_CASE("a normaliser restored from its statistics equals the one that gathered them and goes on alike",
+          "[normalizer]") {
+  FeatureNormalizer a(3, NormalizerOptions{.clip = 4.0});
+  a.update(stream(3, 10, 19));
+  FeatureNormalizer b(a.count(), a.mean(), a.squared_deviations(), a.options());
+  CHECK(b == a);
+  const Eigen::MatrixXd x = stream(3, 4, 29);
+  CHECK(b.normalized(x) == a.normalized(x));
+  a.update(x);
+  b.update(x);
+  CHECK(b == a);
+  CHECK(FeatureNormalizer(0, Eigen::VectorXd::Zero(3), Eigen::VectorXd::Zero(3)) == FeatureNormalizer(3));
+
+  using Catch::Matchers::Contains;
+  const Eigen::VectorXd m = Eigen::VectorXd::Ones(3);
+  CHECK_THROWS_WITH(FeatureNormalizer(2, m, Eigen::VectorXd::Ones(2)),
+                    Contains("FeatureNormalizer (from statistics): mean and squared_deviations must have one size"));
+  CHECK_THROWS_WITH(FeatureNormalizer(2, Eigen::VectorXd(), Eigen::VectorXd()), Contains("of at least 1, got 0"));
+  CHECK_THROWS_WITH(FeatureNormalizer(2, m, -m), Contains("squared_deviations must be non-negative, got -1"));
+  CHECK_THROWS_WITH(FeatureNormalizer(2, m * std::numeric_limits<double>::infinity(), m), Contains("must be finite"));
+  CHECK_THROWS_WITH(FeatureNormalizer(0, m, m), Contains("count 0 needs zero statistics"));
+  CHECK_THROWS_WITH(FeatureNormalizer(2, m, m, NormalizerOptions{.epsilon = -1.0}),
+                    Contains("epsilon must be positive"));
+}
+
 TEST_CASE("bad input is refused naming the function, the argument and the value, and changes nothing", "[normalizer]") {
   using Catch::Matchers::Contains;
   CHECK_THROWS_WITH(FeatureNormalizer(0), Contains("FeatureNormalizer: dim must be at least 1, got 0"));

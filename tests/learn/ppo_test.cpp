@@ -1314,6 +1314,31 @@ TEST_CASE("while normalize_features is off the normaliser's options change nothi
   CHECK(trained(true, {}) == trained(true, {}));
 }
 
+TEST_CASE("set_normalizer replaces the statistics an agent acts with, and is refused where it does not fit",
+          "[ppo][normalizer]") {
+  PpoOptions o = small_options();
+  o.normalize_features = true;
+  Ppo<Eigen::VectorXf, float> agent(5, 3, o, 5);
+  FeatureNormalizer stats(5);
+  stats.update(Eigen::MatrixXd::Random(5, 12));
+  stats.freeze();
+  agent.set_normalizer(stats);
+  CHECK(agent.normalizer() == stats);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 7);
+  train(agent, rollout, 64);
+  CHECK(agent.normalizer() == stats);  // frozen as given: acting folded nothing in
+
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(agent.set_normalizer(FeatureNormalizer(4)),
+                    Contains("Ppo::set_normalizer: normalizer has 4 features, the agent 5"));
+  CHECK_THROWS_WITH(agent.set_normalizer(FeatureNormalizer(5, {.clip = 3.0})),
+                    Contains("Ppo::set_normalizer: normalizer has epsilon 1e-08 and clip 3"));
+  Ppo<Eigen::VectorXf, float> plain(5, 3, small_options(), 5);
+  CHECK_THROWS_WITH(plain.set_normalizer(stats), Contains("the agent does not normalise its features"));
+  CHECK(agent.normalizer() == stats);
+  CHECK(plain.normalizer().dim() == 0);
+}
+
 TEST_CASE("PPO with normalised features learns a one-step task whose cue is a small entry beside large ones",
           "[ppo][normalizer][learning]") {
   // As the learning test above, with features 5 + 0.01 e_c (the cue a small difference beside large

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <span>
 #include <type_traits>
+#include <utility>
 
 #include "memtrace/features.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -58,6 +59,33 @@ class FeatureNormalizer {
     inverse_std_ = Eigen::VectorXd::Constant(d, 1.0 / std::sqrt(1.0 + options_.epsilon));  // variance 1
     batch_mean_ = Eigen::VectorXd::Zero(d);
     batch_m2_ = Eigen::VectorXd::Zero(d);
+  }
+
+  /// A normaliser restored from its statistics (as count(), mean() and squared_deviations() give
+  /// them: a saved agent, a checkpoint), not frozen. Throws std::invalid_argument naming the
+  /// argument for mean and squared_deviations of different sizes or of size 0, a non-finite entry,
+  /// a negative squared deviation, count 0 with statistics that are not all zero, or bad options.
+  FeatureNormalizer(std::size_t count, const Eigen::VectorXd& mean, const Eigen::VectorXd& squared_deviations,
+                    NormalizerOptions options = {}) {
+    constexpr const char* who = "FeatureNormalizer (from statistics)";
+    if (mean.size() == 0 || squared_deviations.size() != mean.size())
+      detail::invalid(who, ": mean and squared_deviations must have one size of at least 1, got ", mean.size(), " and ",
+                      squared_deviations.size());
+    if (!mean.allFinite() || !squared_deviations.allFinite())
+      detail::invalid(who, ": mean and squared_deviations must be finite");
+    if (squared_deviations.minCoeff() < 0.0)
+      detail::invalid(who, ": squared_deviations must be non-negative, got ", squared_deviations.minCoeff());
+    if (count == 0 && (!mean.isZero(0.0) || !squared_deviations.isZero(0.0)))
+      detail::invalid(who, ": count 0 needs zero statistics, got a non-zero mean or squared deviation");
+    FeatureNormalizer restored(static_cast<std::size_t>(mean.size()), options);
+    if (count > 0) {
+      restored.mean_ = mean;
+      restored.m2_ = squared_deviations;
+      restored.count_ = count;
+      restored.inverse_std_ =
+          ((squared_deviations / static_cast<double>(count)).array() + options.epsilon).rsqrt().matrix();
+    }
+    *this = std::move(restored);
   }
 
   /// Throws std::invalid_argument unless ε is positive and finite and c is positive; the message

@@ -611,6 +611,21 @@ class Ppo {
   }
   /// The feature normaliser (dim 0 unless options.normalize_features).
   [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
+  /// Replaces the normaliser (a saved agent's, say: FeatureNormalizer's constructor from
+  /// statistics), frozen or not. Throws std::invalid_argument, changing nothing, unless the agent
+  /// normalises its features (options.normalize_features) and normalizer has input_dim() features
+  /// and the options of options().normalizer.
+  void set_normalizer(const FeatureNormalizer& normalizer) {
+    if (!options_.normalize_features)
+      detail::invalid("Ppo::set_normalizer: the agent does not normalise its features (options.normalize_features)");
+    if (normalizer.dim() != input_dim())
+      detail::invalid("Ppo::set_normalizer: normalizer has ", normalizer.dim(), " features, the agent ", input_dim());
+    if (!(normalizer.options() == options_.normalizer))
+      detail::invalid("Ppo::set_normalizer: normalizer has epsilon ", normalizer.options().epsilon, " and clip ",
+                      normalizer.options().clip, ", the agent's options.normalizer ", options_.normalizer.epsilon,
+                      " and ", options_.normalizer.clip);
+    normalizer_ = normalizer;
+  }
   /// Stops (and resumes) act's updates of the normaliser's statistics (FeatureNormalizer::freeze).
   void freeze_normalizer() noexcept { normalizer_.freeze(); }
   void unfreeze_normalizer() noexcept { normalizer_.unfreeze(); }

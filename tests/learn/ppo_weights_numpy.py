@@ -1,0 +1,61 @@
+"""Checks that Python reads memtrace's PPO weights with NumPy alone (docs/control.md shows
+load_safetensors): the policy's logits and the critic's values computed here from
+agent.safetensors equal, to float32 rounding, those memtrace computed (probe.safetensors, written
+by ppo_weights_probe). Usage: python3 ppo_weights_numpy.py FOLDER"""
+import json
+import struct
+import sys
+
+import numpy as np
+
+
+def load_safetensors(path):
+    """The tensors (name -> numpy array) and the metadata of a safetensors file."""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+        data = f.read()
+    metadata = header.pop("__metadata__", {})
+    dtypes = {"F32": "<f4", "F64": "<f8"}
+    tensors = {name: np.frombuffer(data[t["data_offsets"][0]:t["data_offsets"][1]],
+                                   dtype=dtypes[t["dtype"]]).reshape(t["shape"])
+               for name, t in header.items()}
+    return tensors, metadata
+
+
+def forward(weights, metadata, x):
+    """Logits and values of the agent for the rows of x, as memtrace's Ppo computes them."""
+    if "normalizer_epsilon" in metadata:
+        eps, clip = float(metadata["normalizer_epsilon"]), float(metadata["normalizer_clip"])
+        x = np.clip((x - weights["normalizer.mean"]) / np.sqrt(weights["normalizer.variance"] + eps), -clip, clip)
+    layers = len(metadata["hidden"].split(",")) + 1
+    outputs = []
+    for net in ("actor", "critic"):
+        h = x
+        for layer in range(layers):
+            h = h @ weights[f"{net}.{layer}.weight"].astype(np.float64).T + weights[f"{net}.{layer}.bias"]
+            if layer + 1 < layers:
+                h = np.tanh(h)
+        outputs.append(h)
+    return outputs[0], outputs[1][:, 0]
+
+
+def main():
+    folder = sys.argv[1]
+    weights, metadata = load_safetensors(f"{folder}/agent.safetensors")
+    probe, _ = load_safetensors(f"{folder}/probe.safetensors")
+    assert metadata["format"] == "memtrace.ppo_weights.1", metadata
+    logits, values = forward(weights, metadata, probe["inputs"].astype(np.float64))
+    for name, ours, theirs in (("logits", logits, probe["logits"]), ("values", values, probe["values"])):
+        error = np.max(np.abs(ours - theirs) / (1.0 + np.abs(theirs)))
+        print(f"{name}: {theirs.shape}, largest relative difference {error:.2e}")
+        if not error < 1e-5:
+            sys.exit(f"ppo_weights_numpy: the {name} differ from memtrace's by {error}")
+    clipped = np.abs((probe["inputs"] - weights["normalizer.mean"])
+                     / np.sqrt(weights["normalizer.variance"] + 1e-8)) > 10
+    assert clipped.any(), "the probe should exercise the clip"
+    print("ppo_weights_numpy: NumPy gives memtrace's logits and values")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+// Writes what tests/learn/ppo_weights_numpy.py checks (ctest runs both): into the folder argv[1],
+// agent.safetensors (ppo_weights of an agent with normalised features and set statistics) and
+// probe.safetensors (inputs [n, d], and the agent's logits [n, |U|] and values [n] on them, as
+// memtrace computes them).
+#include <Eigen/Core>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <memtrace/learn/feature_normalizer.hpp>
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_weights.hpp>
+#include <memtrace/safetensors.hpp>
+
+int main(int argc, char** argv) {
+  using namespace memtrace;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: ppo_weights_probe FOLDER\n");
+    return 2;
+  }
+  try {
+    const std::filesystem::path dir = argv[1];
+    std::filesystem::create_directories(dir);
+    PpoOptions options;
+    options.normalize_features = true;
+    options.hidden_sizes = {16, 12};
+    constexpr Eigen::Index dim = 7, n = 9;
+    Ppo<Eigen::VectorXf, float> agent(dim, 3, options, 5);
+    const Eigen::VectorXd mean = Eigen::VectorXd::LinSpaced(dim, -0.5, 1.5);
+    const Eigen::VectorXd m2 = Eigen::VectorXd::LinSpaced(dim, 0.5, 40.0);
+    agent.set_normalizer(FeatureNormalizer(20, mean, m2));
+    save_ppo_weights(dir / "agent.safetensors", agent);
+
+    // Inputs that exercise the clip: some features 10 standard deviations or more from the mean.
+    const Eigen::MatrixXf x = Eigen::MatrixXf::NullaryExpr(
+        dim, n, [](Eigen::Index r, Eigen::Index c) { return static_cast<float>((r + 1) * (c - 4)) * 0.45f; });
+    Eigen::MatrixXf normalized(dim, n);
+    agent.normalizer().normalize(x, normalized);
+    const Eigen::MatrixXf logits = agent.actor().forward(normalized);
+    const Eigen::VectorXf values = agent.critic().forward(normalized).row(0).transpose();
+    TensorFile probe;
+    probe.tensors.push_back(to_tensor("inputs", Eigen::MatrixXf(x.transpose())));
+    probe.tensors.push_back(to_tensor("logits", Eigen::MatrixXf(logits.transpose())));
+    probe.tensors.push_back(to_tensor("values", values));
+    write_safetensors(dir / "probe.safetensors", probe);
+    std::printf("wrote %s and %s\n", (dir / "agent.safetensors").c_str(), (dir / "probe.safetensors").c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ppo_weights_probe: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

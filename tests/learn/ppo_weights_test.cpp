@@ -1,0 +1,133 @@
+// Tests of learn/ppo_weights.hpp: an agent's weights and normaliser statistics go into a
+// safetensors file under PyTorch's names and come back into another agent bit for bit (the same
+// logits and values); an agent without normalisation round-trips too; a file that does not fit the
+// agent is refused, naming what differs, and changes nothing. (Python reading the file with NumPy
+// alone: tests/learn/ppo_weights_numpy.py, run by ctest with ppo_weights_probe.cpp.)
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <memtrace/learn/feature_normalizer.hpp>
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_weights.hpp>
+#include <memtrace/safetensors.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+using namespace memtrace;
+
+namespace {
+
+using Agent = Ppo<Eigen::VectorXf, float>;
+
+PpoOptions small(bool normalize, std::vector<std::size_t> hidden = {8, 8}) {
+  PpoOptions o;
+  o.n_envs = 2;
+  o.n_steps = 4;
+  o.minibatches = 2;
+  o.hidden_sizes = std::move(hidden);
+  o.normalize_features = normalize;
+  return o;
+}
+
+// Statistics as if the agent had acted: 37 feature vectors of mean 0.5 + 0.1 i, M2 2 + i.
+FeatureNormalizer statistics(std::size_t dim) {
+  Eigen::VectorXd mean(static_cast<Eigen::Index>(dim)), m2(static_cast<Eigen::Index>(dim));
+  for (Eigen::Index i = 0; i < mean.size(); ++i) {
+    mean[i] = 0.5 + 0.1 * static_cast<double>(i);
+    m2[i] = 2.0 + static_cast<double>(i);
+  }
+  return FeatureNormalizer(37, mean, m2);
+}
+
+Eigen::MatrixXf inputs(std::size_t dim) {
+  return Eigen::MatrixXf::NullaryExpr(static_cast<Eigen::Index>(dim), 5, [](Eigen::Index r, Eigen::Index c) {
+    return static_cast<float>(r) * 0.3f - static_cast<float>(c) * 0.7f;
+  });
+}
+
+// The actor's logits and the critic's values of the agent on x, normalised as the agent acts.
+Eigen::MatrixXf outputs(Agent& agent, const Eigen::MatrixXf& x) {
+  Eigen::MatrixXf in = x;
+  if (agent.options().normalize_features) agent.normalizer().normalize(x, in);
+  Eigen::MatrixXf out(static_cast<Eigen::Index>(agent.num_actions()) + 1, x.cols());
+  out.topRows(static_cast<Eigen::Index>(agent.num_actions())) = agent.actor().forward(in);
+  out.bottomRows(1) = agent.critic().forward(in);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ppo_weights names the layers as PyTorch does and stores the normaliser's statistics", "[ppo_weights]") {
+  Agent agent(6, 3, small(true), 1);
+  agent.set_normalizer(statistics(6));
+  const TensorFile file = ppo_weights(agent);
+  CHECK(file.at("actor.0.weight").shape == std::vector<std::size_t>{8, 6});
+  CHECK(file.at("actor.0.weight").dtype == TensorDtype::f32);
+  CHECK(file.at("actor.2.bias").shape == std::vector<std::size_t>{3});
+  CHECK(file.at("critic.2.weight").shape == std::vector<std::size_t>{1, 8});
+  CHECK(file.at("actor.0.weight").values[1] == agent.actor().weights(0)(0, 1));  // row-major
+  CHECK(file.at("normalizer.count").values == std::vector<double>{37.0});
+  CHECK(file.at("normalizer.variance").values[2] == (2.0 + 2.0) / 37.0);
+  CHECK(file.metadata.at("format") == ppo_weights_format);
+  CHECK(file.metadata.at("hidden") == "8,8");
+  CHECK(file.metadata.at("normalizer_clip") == "10");
+}
+
+TEST_CASE("Weights loaded into another agent give the same parameters, normaliser, logits and values",
+          "[ppo_weights]") {
+  for (const bool normalize : {true, false}) {
+    Agent trained(6, 3, small(normalize), 1);
+    if (normalize) trained.set_normalizer(statistics(6));
+    const memtrace::test::TempDir dir("ppo_weights_test");
+    save_ppo_weights(dir / "agent.safetensors", trained);
+    Agent fresh(6, 3, small(normalize), 2);
+    REQUIRE(fresh.actor().parameters() != trained.actor().parameters());
+    load_ppo_weights(fresh, dir / "agent.safetensors");
+    CHECK(fresh.actor().parameters() == trained.actor().parameters());
+    CHECK(fresh.critic().parameters() == trained.critic().parameters());
+    CHECK(fresh.normalizer() == trained.normalizer());
+    CHECK(outputs(fresh, inputs(6)) == outputs(trained, inputs(6)));
+    CHECK(fresh.adam_steps() == 0);  // the optimiser is not part of the weights
+  }
+}
+
+TEST_CASE("A file that does not fit the agent is refused, naming what differs, and changes nothing", "[ppo_weights]") {
+  Agent source(6, 3, small(true), 1);
+  source.set_normalizer(statistics(6));
+  const TensorFile good = ppo_weights(source);
+  Agent agent(6, 3, small(true), 2);
+  const Eigen::VectorXf before = agent.actor().parameters();
+  const auto refused = [&](Agent& target, const TensorFile& file, const std::string& what) {
+    CHECK_THROWS_WITH(load_ppo_weights(target, file), Catch::StartsWith("load_ppo_weights: ") && Catch::Contains(what));
+  };
+  TensorFile other_format = good;
+  other_format.metadata["format"] = "something else";
+  refused(agent, other_format, "not of format memtrace.ppo_weights.1");
+  TensorFile missing = good;
+  missing.tensors.pop_back();
+  missing.tensors.erase(missing.tensors.begin() + 3);  // actor.1.bias
+  refused(agent, missing, "no tensor \"actor.1.bias\"");
+  Agent wider(6, 3, small(true, {16, 8}), 2);
+  refused(wider, good, "tensor \"actor.0.weight\" is F32 [8, 6], the agent needs F32 [16, 6]");
+  Ppo<Eigen::VectorXd, double> in_double(6, 3, small(true), 2);
+  CHECK_THROWS_WITH(load_ppo_weights(in_double, good), Catch::Contains("is F32 [8, 6], the agent needs F64 [8, 6]"));
+  Agent plain(6, 3, small(false), 2);
+  refused(plain, good, "the file's agent normalises its features, this one does not");
+  PpoOptions clipped = small(true);
+  clipped.normalizer.clip = 5.0;
+  Agent other_clip(6, 3, clipped, 2);
+  refused(other_clip, good, "clip 10, the agent's options.normalizer 1e-08 and 5");
+  TensorFile bad_count = good;
+  for (Tensor& t : bad_count.tensors)
+    if (t.name == "normalizer.count") t.values[0] = 2.5;
+  refused(agent, bad_count, "normalizer.count must be a whole number");
+  TensorFile negative = good;
+  for (Tensor& t : negative.tensors)
+    if (t.name == "normalizer.squared_deviations") t.values[1] = -1.0;
+  refused(agent, negative, "squared_deviations must be non-negative");
+  CHECK(agent.actor().parameters() == before);
+  CHECK(agent.normalizer() == FeatureNormalizer(6));
+}

@@ -1,0 +1,182 @@
+// Tests of safetensors.hpp: the bytes follow the format to the byte (a file written by hand from its
+// specification), a file round-trips exactly (values, shapes, metadata with escapes and non-ASCII
+// text, empty and scalar tensors), Eigen matrices go in and out row by row, and every broken rule
+// of the format is refused with a message naming the file and the rule, never half-loaded.
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memtrace/safetensors.hpp>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+using namespace memtrace;
+
+namespace {
+
+// 8 bytes of little-endian length, then the header.
+std::string with_length(const std::string& header) {
+  std::string out;
+  for (int k = 0; k < 8; ++k) out += static_cast<char>((header.size() >> (8 * k)) & 0xFF);
+  return out + header;
+}
+
+// A file of one F32 tensor "x" of shape [2] holding 1 and -2: the header, then 8 data bytes.
+std::string one_tensor(const std::string& entry = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                       const std::string& data = std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8)) {
+  return with_length(entry) + data;
+}
+
+}  // namespace
+
+TEST_CASE("safetensors_bytes writes the format's bytes: length, JSON header padded to 8, little-endian data",
+          "[safetensors]") {
+  TensorFile file;
+  file.tensors.push_back({"x", TensorDtype::f32, {2}, {1.0, -2.0}});
+  file.tensors.push_back({"s", TensorDtype::f64, {}, {0.5}});
+  file.metadata["k"] = "v";
+  const std::string header = R"({"__metadata__":{"k":"v"},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("s":{"dtype":"F64","shape":[],"data_offsets":[8,16]}})";
+  const std::string padding((8 - header.size() % 8) % 8, ' ');
+  const std::string expected = with_length(header + padding) + std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8) +
+                               std::string("\x00\x00\x00\x00\x00\x00\xe0\x3f", 8);
+  CHECK(safetensors_bytes(file) == expected);
+  CHECK((safetensors_bytes(file).size() - 8 - 16) % 8 == 0);
+}
+
+TEST_CASE("A file round-trips exactly: values, shapes, dtypes, metadata with escapes and non-ASCII text",
+          "[safetensors]") {
+  TensorFile file;
+  file.tensors.push_back({"actor.0.weight", TensorDtype::f32, {2, 3}, {1, 2, 3, 4, 5, 6.5}});
+  file.tensors.push_back({"empty", TensorDtype::f64, {0, 4}, {}});
+  file.tensors.push_back({"scalar", TensorDtype::f64, {}, {0.1}});
+  file.tensors.push_back({"extremes",
+                          TensorDtype::f64,
+                          {4},
+                          {std::numeric_limits<double>::denorm_min(), -0.0, std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::max()}});
+  file.tensors.push_back({"λ \"quoted\"\n", TensorDtype::f32, {1, 1, 1}, {0.25}});
+  file.metadata["format"] = "memtrace";
+  file.metadata["tab\tand\x01"] = "é ∑ 😀 \\ /";
+  const TensorFile back = parse_safetensors(safetensors_bytes(file), "round trip");
+  CHECK(back == file);
+  CHECK(std::signbit(back.at("extremes").values[1]));
+
+  // NaN is kept (its bits are the payload; it compares unequal, so check it alone).
+  TensorFile nan;
+  nan.tensors.push_back({"nan", TensorDtype::f32, {1}, {std::numeric_limits<double>::quiet_NaN()}});
+  CHECK(std::isnan(parse_safetensors(safetensors_bytes(nan)).at("nan").values[0]));
+
+  const memtrace::test::TempDir dir("safetensors_test");
+  const auto path = dir / "weights.safetensors";
+  write_safetensors(path, file);
+  CHECK(read_safetensors(path) == file);
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path()))
+    CHECK(entry.path().filename() == "weights.safetensors");  // no temporary file left
+}
+
+TEST_CASE("Tensors come back in the order of their bytes, whatever the order of the header's keys", "[safetensors]") {
+  const std::string header = R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                             R"( "a" : { "shape" : [1], "data_offsets" : [0, 4], "dtype" : "F32" } })";
+  const TensorFile file = parse_safetensors(with_length(header) + std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8));
+  REQUIRE(file.tensors.size() == 2);
+  CHECK(file.tensors[0].name == "a");
+  CHECK(file.tensors[0].values == std::vector<double>{1.0});
+  CHECK(file.tensors[1].name == "b");
+  CHECK(file.tensors[1].values == std::vector<double>{2.0});
+}
+
+TEST_CASE("to_tensor and copy_tensor move Eigen matrices row by row, as NumPy and PyTorch lay them out",
+          "[safetensors]") {
+  Eigen::MatrixXf w(2, 3);
+  w << 1, 2, 3, 4, 5, 6;
+  const Tensor t = to_tensor("w", w);
+  CHECK(t.dtype == TensorDtype::f32);
+  CHECK(t.shape == std::vector<std::size_t>{2, 3});
+  CHECK(t.values == std::vector<double>{1, 2, 3, 4, 5, 6});
+  const Tensor v = to_tensor("v", Eigen::VectorXd::LinSpaced(3, 0.0, 1.0));
+  CHECK(v.dtype == TensorDtype::f64);
+  CHECK(v.shape == std::vector<std::size_t>{3});
+
+  Eigen::MatrixXf back(2, 3);
+  copy_tensor(t, back);
+  CHECK(back == w);
+  Eigen::VectorXf column(3);
+  copy_tensor(v, column);
+  CHECK(column[2] == 1.0f);
+  Eigen::MatrixXf wrong(3, 2);
+  CHECK_THROWS_WITH(copy_tensor(t, wrong), "copy_tensor: tensor \"w\" has shape [2, 3], the destination is 3 x 2");
+  CHECK(wrong.rows() == 3);
+}
+
+TEST_CASE("safetensors_bytes refuses what Python could not read back as written", "[safetensors]") {
+  const auto refused = [](Tensor t, const std::string& what) {
+    TensorFile file;
+    file.tensors.push_back(std::move(t));
+    CHECK_THROWS_WITH(safetensors_bytes(file), Catch::StartsWith("safetensors_bytes: ") && Catch::Contains(what));
+  };
+  refused({"", TensorDtype::f32, {}, {1}}, "non-empty");
+  refused({"__metadata__", TensorDtype::f32, {}, {1}}, "__metadata__");
+  refused({"x", TensorDtype::f32, {2}, {1}}, "has 1 values");
+  refused({"x", TensorDtype::f32, {1}, {0.1}}, "float does not represent exactly");
+  refused({"\xff", TensorDtype::f32, {1}, {1}}, "UTF-8");
+  TensorFile twice;
+  twice.tensors = {{"x", TensorDtype::f32, {}, {1}}, {"x", TensorDtype::f32, {}, {1}}};
+  CHECK_THROWS_WITH(safetensors_bytes(twice), Catch::Contains("\"x\" appears twice"));
+  TensorFile metadata;
+  metadata.metadata["k"] = "\xc0\x80";  // an overlong encoding
+  CHECK_THROWS_WITH(safetensors_bytes(metadata), Catch::Contains("not valid UTF-8"));
+}
+
+TEST_CASE("parse_safetensors refuses every broken rule of the format, naming the file", "[safetensors]") {
+  const auto refused = [](const std::string& bytes, const std::string& what) {
+    CHECK_THROWS_WITH(parse_safetensors(bytes, "w.st"),
+                      Catch::StartsWith("parse_safetensors: w.st: ") && Catch::Contains(what));
+  };
+  CHECK(parse_safetensors(one_tensor()).at("x").values == std::vector<double>{1.0, -2.0});
+  refused("", "8 bytes of header length");
+  refused(one_tensor().substr(0, 20), "bytes follow it");                                 // truncated header
+  refused(one_tensor().substr(0, one_tensor().size() - 1), "more values than the file");  // truncated data
+  refused(one_tensor() + "x", "cover 8 bytes of data, but the file holds 9");             // trailing bytes
+  refused(std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8), "header length is");        // 2^64 - 1
+  refused(one_tensor(R"({"x":{"dtype":"BF16","shape":[2],"data_offsets":[0,8]}})"), "dtype \"BF16\"");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})"), "more values than");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})"), "do not hold 1 F32");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})"), "starts at data byte 4");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8,9]}})"), "two integers");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                     R"("y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})"),
+          "starts at data byte 0, expected 4");  // overlap
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})"), "unknown field");
+  refused(one_tensor(R"({"x":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "repeated");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2]}})"), "needs dtype, shape and data_offsets");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{}})"), "appears twice");
+  refused(one_tensor(R"({"":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "must be non-empty");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})"), "non-negative integer");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[02],"data_offsets":[0,8]}})"), "leading zero");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[99999999999999999999],"data_offsets":[0,8]}})"), "64 bits");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})"),
+          "more values than");
+  refused(one_tensor(R"({"__metadata__":{"k":1},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"),
+          "strings to strings");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)"), "text after");
+  refused(one_tensor(R"({"x\q":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "unknown escape");
+  refused(one_tensor(R"({"\ud800":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "surrogate");
+  refused(one_tensor("{\"\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"), "UTF-8");
+  refused(one_tensor("{\"a\tb\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"), "control character");
+  refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8])"), "expected");  // unclosed
+
+  const memtrace::test::TempDir dir("safetensors_test");
+  CHECK_THROWS_AS(read_safetensors(dir / "missing.safetensors"), std::system_error);
+}
+
+TEST_CASE("\\u escapes decode to UTF-8, surrogate pairs included", "[safetensors]") {
+  const std::string header = R"({"\u00e9\ud83d\ude00\/":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  CHECK(parse_safetensors(one_tensor(header)).tensors[0].name == "é😀/");
+}
