@@ -33,6 +33,7 @@
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_weights.hpp>
 #include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/memory/trace_bank.hpp>
@@ -94,6 +95,7 @@ struct Options {
   std::size_t eval_steps = 10'000'000;  // the evaluation's step cap (binds only beyond corridor 128)
   bool eval_greedy = false;             // evaluate the most probable action instead of sampling
   double freeze_normalizer_at = 1.0;    // +norm: freeze the statistics after this fraction of the updates
+  std::string load_agent, save_agent;   // one run: start from saved weights, save the trained ones
   PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
@@ -131,41 +133,29 @@ struct RunSpec {
 const std::vector<std::string> diagnostics_columns{"updates",       "entropy",   "value_loss",
                                                    "advantage_std", "approx_kl", "clip_fraction"};
 
+/// An evaluation's numbers.
+struct Evaluation {
+  double success = 0;  // successes / eval_episodes (episodes cut off by the step cap are failures)
+  double goal = 0;     // evaluation episodes that reached either goal / eval_episodes (0: collapsed)
+  std::size_t steps = 0;
+};
+
 struct RunResult {
   double train_success = 0;  // over all training episodes
-  double eval_success = 0;   // successes / eval_episodes (episodes cut off by the step cap are failures)
-  double eval_goal = 0;      // evaluation episodes that reached either goal / eval_episodes (0: collapsed)
+  double eval_success = 0;   // Evaluation::success of the evaluation --eval-greedy chooses
+  double eval_goal = 0;
   std::size_t eval_steps = 0;
+  Evaluation other;  // a single run's evaluation with the other action selection
   std::size_t train_episodes = 0;
   double seconds = 0;             // wall time
   double cpu_seconds = 0;         // CPU time of the run's thread
   std::vector<CurvePoint> curve;  // success and diagnostics since the last point
 };
 
-/// Trains one agent with `memory` (copied into every environment) and evaluates it.
-template <class M>
-RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
-  using Phi = features_t<M>;
-  const auto start = Clock::now();
-  const double cpu_start = thread_cpu_seconds();
-  PpoOptions po = o.ppo;
-  po.discount = spec.discount;
-  po.normalize_features = spec.memory.normalize;
-  po.truncation = o.textbook_truncation ? TruncationMode::textbook : TruncationMode::official;
-  const std::uint64_t key = stream_key(o.seed, spec.seed);
-  std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
-  std::vector<M> memories(po.n_envs, memory);
-  std::vector<DefaultGenerator> gens;
-  for (std::size_t i = 0; i < po.n_envs; ++i) gens.push_back(make_stream(key, i));
-  Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
-  Ppo<Phi> agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
-
-  // Whole updates only: the steps actually taken.
-  const std::size_t batch = po.n_envs * po.n_steps, total = spec.steps / batch * batch;
-  if (total == 0)
-    throw std::invalid_argument("--steps " + std::to_string(spec.steps) +
-                                " is less than one update of n_envs x n_steps = " + std::to_string(batch) + " steps");
-  RunResult result;
+/// Trains `agent` for `total` steps, recording the learning curve into `result`.
+template <class Agent, class R>
+void train_curve(const Options& o, const RunSpec& spec, Agent& agent, R& rollout, std::size_t batch, std::size_t total,
+                 bool progress, RunResult& result) {
   // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
   // episodes that ended since the previous point (reward 1 exactly on the success cell).
   LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
@@ -189,20 +179,63 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.train_episodes = curve.episodes_ended();
   result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
   result.curve = curve.points();
-  DefaultGenerator eval_gen = make_stream(key, po.n_envs + 1);
-  const auto episodes = evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps,
-                                 o.eval_greedy ? ActionSelection::greedy : ActionSelection::sample);
-  std::size_t eval_successes = 0, eval_goals = 0;
-  for (const EpisodeEnd& e : episodes) {
-    eval_successes += e.episode_return > 0.5;
-    eval_goals += e.terminated;  // only a goal terminates an episode
-    result.eval_steps += e.length;
-  }
-  if (episodes.size() < o.eval_episodes) result.eval_steps = o.eval_steps;  // the cap bound
-  result.eval_success = static_cast<double>(eval_successes) / static_cast<double>(o.eval_episodes);
-  result.eval_goal = static_cast<double>(eval_goals) / static_cast<double>(o.eval_episodes);
+}
+
+/// Trains one agent with `memory` (copied into every environment), or loads it (--load-agent) and
+/// trains it on, evaluates it and, in a single run (progress), evaluates it with the other action
+/// selection too and saves it (--save-agent).
+template <class M>
+RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
+  using Phi = features_t<M>;
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  PpoOptions po = o.ppo;
+  po.discount = spec.discount;
+  po.normalize_features = spec.memory.normalize;
+  po.truncation = o.textbook_truncation ? TruncationMode::textbook : TruncationMode::official;
+  const std::uint64_t key = stream_key(o.seed, spec.seed);
+  std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
+  std::vector<M> memories(po.n_envs, memory);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < po.n_envs; ++i) gens.push_back(make_stream(key, i));
+  Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
+  Ppo<Phi> agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
+  if (!o.load_agent.empty()) load_ppo_weights(agent, fs::path(o.load_agent));  // a fresh optimiser
+
+  // Whole updates only: the steps actually taken (none: --load-agent with --steps 0).
+  const std::size_t batch = po.n_envs * po.n_steps, total = spec.steps / batch * batch;
+  if (total == 0 && spec.steps != 0)
+    throw std::invalid_argument("--steps " + std::to_string(spec.steps) +
+                                " is less than one update of n_envs x n_steps = " + std::to_string(batch) + " steps");
+  RunResult result;
+  if (total > 0) train_curve(o, spec, agent, rollout, batch, total, progress, result);
+  const auto evaluation = [&](ActionSelection selection, std::size_t stream) {
+    DefaultGenerator eval_gen = make_stream(key, stream);
+    const auto episodes =
+        evaluate(agent, MinigridTMaze(spec.corridor), memory, eval_gen, o.eval_episodes, o.eval_steps, selection);
+    Evaluation e;
+    std::size_t successes = 0, goals = 0;
+    for (const EpisodeEnd& end : episodes) {
+      successes += end.episode_return > 0.5;
+      goals += end.terminated;  // only a goal terminates an episode
+      e.steps += end.length;
+    }
+    if (episodes.size() < o.eval_episodes) e.steps = o.eval_steps;  // the cap bound
+    e.success = static_cast<double>(successes) / static_cast<double>(o.eval_episodes);
+    e.goal = static_cast<double>(goals) / static_cast<double>(o.eval_episodes);
+    return e;
+  };
+  const ActionSelection chosen = o.eval_greedy ? ActionSelection::greedy : ActionSelection::sample;
+  const Evaluation e = evaluation(chosen, po.n_envs + 1);
+  result.eval_success = e.success;
+  result.eval_goal = e.goal;
+  result.eval_steps = e.steps;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.cpu_seconds = thread_cpu_seconds() - cpu_start;
+  if (progress) {  // a single run: not timed, on a stream of its own
+    result.other = evaluation(o.eval_greedy ? ActionSelection::sample : ActionSelection::greedy, po.n_envs + 2);
+    if (!o.save_agent.empty()) save_ppo_weights(fs::path(o.save_agent), agent);
+  }
   return result;
 }
 
@@ -309,7 +342,8 @@ int single(const Options& o) {
   described.lambdas = lambdas;  // trace-slow runs with (k - 1)/k
   std::ostringstream what;
   what << experiment_description(described, true) << "memory=" << name_of(o.memory) << "\ncorridor=" << o.corridor
-       << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n';
+       << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n'
+       << (o.load_agent.empty() ? "" : "load_agent=" + o.load_agent + "\n");
   detail::write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true);
   std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
@@ -319,17 +353,25 @@ int single(const Options& o) {
   }
   detail::write_text_atomically(dir / "curve.csv", curve);
   detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
-  std::printf("training: %zu episodes, success rate %.3f over all of them", r.train_episodes, r.train_success);
+  if (o.steps == 0)
+    std::printf("training: none (the agent of --load-agent, evaluated)");
+  else
+    std::printf("training: %zu episodes, success rate %.3f over all of them", r.train_episodes, r.train_success);
   if (!r.curve.empty() && !std::isnan(r.curve.back().success_rate()))
     std::printf(", %.3f over the last %.0f%% of the steps", r.curve.back().success_rate(),
                 100.0 / static_cast<double>(r.curve.size()));
-  std::printf("\nevaluation (%zu episodes, %s policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
-              o.eval_episodes, o.eval_greedy ? "greedy" : "stochastic", r.eval_steps, r.eval_success, r.eval_goal);
+  std::printf("\n");
+  const auto print_evaluation = [&](bool greedy, const Evaluation& e) {
+    std::printf("evaluation (%zu episodes, %s policy, %zu steps): success rate %.2f, a goal reached in %.2f\n",
+                o.eval_episodes, greedy ? "greedy" : "stochastic", e.steps, e.success, e.goal);
+  };
+  print_evaluation(o.eval_greedy, {r.eval_success, r.eval_goal, r.eval_steps});
+  print_evaluation(!o.eval_greedy, r.other);
   std::printf(
       "%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
       static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
       (dir / "curve.csv").c_str(), (dir / "diagnostics.csv").c_str());
-  if (o.plot) {
+  if (o.plot && o.steps > 0) {  // --steps 0 has no curve
     if (!examples::draw_figure("ppo_tmaze_curve.gp", dir / "ppo_tmaze_curve.png",
                                {{"csv", (dir / "curve.csv").string()},
                                 {"memory", name_of(o.memory)},
@@ -607,8 +649,10 @@ int main(int argc, char** argv) {
       ->check(number_check("a non-negative integer", [](double x) { return x >= 0 && x <= 1e6; }));
   app.add_option("--corridor", o.corridor, "Corridor length k (>= 2)")
       ->check(number_check("an integer in [2, 10^6]", [](double x) { return x >= 2 && x <= 1e6; }));
-  app.add_option("--steps", o.steps, "Environment steps of the run (a multiple of n-envs x n-steps is used)")
-      ->check(number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }));
+  app.add_option("--steps", o.steps,
+                 "Environment steps of the run (a multiple of n-envs x n-steps is used; 0 with --load-agent: only "
+                 "evaluate)")
+      ->check(number_check("in [0, 10^12]", [](double x) { return x >= 0 && x <= 1e12; }));
   app.add_option("--seed", o.seed, "Base seed")->check(number_check("a non-negative integer", [](double x) {
     return x >= 0;
   }));
@@ -624,6 +668,14 @@ int main(int argc, char** argv) {
                  "Memories named +norm: freeze the normaliser's statistics once this fraction of the run's updates "
                  "is done (1: never)")
       ->check(number_check("in (0, 1]", [](double x) { return x > 0 && x <= 1; }));
+  app.add_option("--save-agent", o.save_agent,
+                 "One run: write the trained agent's weights to this file (safetensors: the networks and the "
+                 "normaliser's statistics, which Python reads; docs/control.md)")
+      ->type_name("FILE");
+  app.add_option("--load-agent", o.load_agent,
+                 "One run: start from the weights of --save-agent (with a fresh optimiser); --steps 0 only evaluates")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
   app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
   app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
@@ -737,6 +789,9 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--sweep-steps must give one value or one per corridor (" +
                                     std::to_string(o.corridors.size()) + "), got " +
                                     std::to_string(o.sweep_steps.size()));
+      for (const char* flag : {"--save-agent", "--load-agent"})
+        if (app.count(flag) != 0)
+          throw std::invalid_argument(std::string(flag) + " is for one run: a sweep trains many agents");
       if (app.count("--freeze-normalizer-at") != 0 &&
           std::none_of(o.memories.begin(), o.memories.end(), [](const std::string& m) { return m.ends_with("+norm"); }))
         throw std::invalid_argument(
@@ -748,6 +803,8 @@ int main(int argc, char** argv) {
         throw std::invalid_argument(std::string(flag) +
                                     " belongs to a sweep: give it with --figure, --quick, --long or --paper (one run "
                                     "takes --corridor, --memory, --discount, --seed, --steps)");
+    if (o.steps == 0 && o.load_agent.empty())
+      throw std::invalid_argument("--steps 0 trains nothing: give --load-agent FILE to evaluate a saved agent");
     if (app.count("--freeze-normalizer-at") != 0 && !o.memory.normalize)
       throw std::invalid_argument("--freeze-normalizer-at freezes the normaliser: give --normalize or a +norm memory");
     return single(o);

@@ -256,6 +256,38 @@ TEST_CASE("ppo_tmaze --eval-greedy evaluates the greedy policy and records it; a
              Catch::Contains("describes a different experiment"));
 }
 
+TEST_CASE("ppo_tmaze --save-agent writes the agent; --load-agent --steps 0 evaluates it exactly as the run did") {
+  const fs::path agent = temp() / "agent.safetensors";
+  const std::string run = "--memory trace+norm --corridor 8 --eval-episodes 10 --no-plot ";
+  REQUIRE(run_program(run + "--steps 16384 --save-agent " + agent.string() + " --out " + (temp() / "saved").string(),
+                      temp() / "save.log") == 0);
+  REQUIRE(run_program(run + "--steps 0 --load-agent " + agent.string() + " --out " + (temp() / "loaded").string(),
+                      temp() / "load.log") == 0);
+  // Both evaluations (stochastic, then greedy) of the loaded agent are the trained agent's.
+  const auto evaluations = [](const fs::path& log) {
+    std::string lines;
+    std::istringstream text(memtrace::test::slurp(log));
+    for (std::string line; std::getline(text, line);)
+      if (line.starts_with("evaluation (")) lines += line + "\n";
+    return lines;
+  };
+  CHECK_THAT(evaluations(temp() / "save.log"),
+             Catch::Contains("stochastic policy") && Catch::Contains("greedy policy"));
+  CHECK(evaluations(temp() / "load.log") == evaluations(temp() / "save.log"));
+  CHECK_THAT(memtrace::test::slurp(temp() / "load.log"), Catch::Contains("training: none"));
+  CHECK_THAT(memtrace::test::slurp(temp() / "loaded" / "run.txt"), Catch::Contains("\nload_agent=" + agent.string()));
+  // Another memory is another network: refused, naming the tensor.
+  CHECK(run_program("--memory frame-stack --corridor 8 --steps 0 --load-agent " + agent.string(),
+                    temp() / "other.log") == 1);
+  CHECK_THAT(
+      memtrace::test::slurp(temp() / "other.log.err"),
+      Catch::Contains("load_ppo_weights: tensor \"actor.0.weight\" is F32 [64, 90], the agent needs F32 [64, 405]"));
+  CHECK(run_program("--steps 0", temp() / "nothing.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "nothing.log.err"), Catch::Contains("give --load-agent FILE"));
+  CHECK(run_program("--quick --save-agent x", temp() / "sweep_save.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "sweep_save.log.err"), Catch::Contains("--save-agent is for one run"));
+}
+
 TEST_CASE(
     "ppo_tmaze --freeze-normalizer-at freezes the statistics from that update on, and wants normalised "
     "features") {
