@@ -145,7 +145,8 @@ struct RunResult {
   double eval_success = 0;   // Evaluation::success of the evaluation --eval-greedy chooses
   double eval_goal = 0;
   std::size_t eval_steps = 0;
-  Evaluation other;  // a single run's evaluation with the other action selection
+  Evaluation other;    // a single run's evaluation with the other action selection
+  TensorFile weights;  // a single run's trained agent, for --save-agent
   std::size_t train_episodes = 0;
   double seconds = 0;             // wall time
   double cpu_seconds = 0;         // CPU time of the run's thread
@@ -183,7 +184,7 @@ void train_curve(const Options& o, const RunSpec& spec, Agent& agent, R& rollout
 
 /// Trains one agent with `memory` (copied into every environment), or loads it (--load-agent) and
 /// trains it on, evaluates it and, in a single run (progress), evaluates it with the other action
-/// selection too and saves it (--save-agent).
+/// selection too and keeps its weights (--save-agent).
 template <class M>
 RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
   using Phi = features_t<M>;
@@ -234,7 +235,7 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.cpu_seconds = thread_cpu_seconds() - cpu_start;
   if (progress) {  // a single run: not timed, on a stream of its own
     result.other = evaluation(o.eval_greedy ? ActionSelection::sample : ActionSelection::greedy, po.n_envs + 2);
-    if (!o.save_agent.empty()) save_ppo_weights(fs::path(o.save_agent), agent);
+    if (!o.save_agent.empty()) result.weights = ppo_weights(agent);  // written after the run's files
   }
   return result;
 }
@@ -371,6 +372,10 @@ int single(const Options& o) {
       "%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
       static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
       (dir / "curve.csv").c_str(), (dir / "diagnostics.csv").c_str());
+  if (!o.save_agent.empty()) {
+    write_safetensors(o.save_agent, r.weights);
+    std::printf("wrote the agent to %s\n", o.save_agent.c_str());
+  }
   if (o.plot && o.steps > 0) {  // --steps 0 has no curve
     if (!examples::draw_figure("ppo_tmaze_curve.gp", dir / "ppo_tmaze_curve.png",
                                {{"csv", (dir / "curve.csv").string()},
@@ -803,6 +808,12 @@ int main(int argc, char** argv) {
         throw std::invalid_argument(std::string(flag) +
                                     " belongs to a sweep: give it with --figure, --quick, --long or --paper (one run "
                                     "takes --corridor, --memory, --discount, --seed, --steps)");
+    if (!o.save_agent.empty()) {  // before the run, not after it
+      const fs::path parent = fs::path(o.save_agent).parent_path();
+      if (!parent.empty() && !fs::is_directory(parent))
+        throw std::invalid_argument("--save-agent " + o.save_agent + ": the folder " + parent.string() +
+                                    " does not exist");
+    }
     if (o.steps == 0 && o.load_agent.empty())
       throw std::invalid_argument("--steps 0 trains nothing: give --load-agent FILE to evaluate a saved agent");
     if (app.count("--freeze-normalizer-at") != 0 && !o.memory.normalize)

@@ -92,6 +92,15 @@ TEST_CASE("Tensors come back in the order of their bytes, whatever the order of 
   CHECK(file.tensors[1].values == std::vector<double>{2.0});
 }
 
+TEST_CASE("Empty tensors at one offset keep the header's order, so a file reads back as it was written",
+          "[safetensors]") {
+  TensorFile file;
+  for (const char* name : {"z", "a", "m"}) file.tensors.push_back({name, TensorDtype::f32, {0}, {}});
+  file.tensors.push_back({"x", TensorDtype::f32, {1}, {1.0}});
+  for (const char* name : {"q", "b"}) file.tensors.push_back({name, TensorDtype::f64, {2, 0}, {}});
+  CHECK(parse_safetensors(safetensors_bytes(file)) == file);
+}
+
 TEST_CASE("to_tensor and copy_tensor move Eigen matrices row by row, as NumPy and PyTorch lay them out",
           "[safetensors]") {
   Eigen::MatrixXf w(2, 3);
@@ -111,7 +120,11 @@ TEST_CASE("to_tensor and copy_tensor move Eigen matrices row by row, as NumPy an
   copy_tensor(v, column);
   CHECK(column[2] == 1.0f);
   Eigen::MatrixXf wrong(3, 2);
-  CHECK_THROWS_WITH(copy_tensor(t, wrong), "copy_tensor: tensor \"w\" has shape [2, 3], the destination is 3 x 2");
+  CHECK_THROWS_WITH(copy_tensor(t, wrong),
+                    "copy_tensor: tensor \"w\" has shape [2, 3] and 6 values, the destination is 3 x 2");
+  Tensor short_tensor = t;
+  short_tensor.values.pop_back();
+  CHECK_THROWS_WITH(copy_tensor(short_tensor, back), Catch::Contains("has shape [2, 3] and 5 values"));
   CHECK(wrong.rows() == 3);
 }
 
@@ -166,6 +179,7 @@ TEST_CASE("parse_safetensors refuses every broken rule of the format, naming the
   refused(one_tensor(R"({"__metadata__":{"k":1},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"),
           "strings to strings");
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)"), "text after");
+  refused(one_tensor(R"( {"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "must begin with '{'");
   refused(one_tensor(R"({"x\q":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "unknown escape");
   refused(one_tensor(R"({"\ud800":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "surrogate");
   refused(one_tensor("{\"\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"), "UTF-8");

@@ -2,8 +2,9 @@
 // memtrace's core umbrella: the vocabulary, features, random numbers, memories, environments,
 // learners (learn/) and the loops that compose them (loop/). Cheap to include (docs/design.md
 // gives its compile time); exact analysis (memtrace/analysis.hpp) and experiment I/O (memtrace/experiment.hpp) are
-// opt-in umbrellas, and memtrace/memtrace.hpp includes all three and the .pomdp file format
-// (env/pomdp_file.hpp, env/pomdp_model.hpp: a parser, left out of the core for its compile time).
+// opt-in umbrellas, and memtrace/memtrace.hpp includes all three, the .pomdp file format
+// (env/pomdp_file.hpp, env/pomdp_model.hpp: a parser, left out of the core for its compile time)
+// and the weights files (safetensors.hpp, learn/ppo_weights.hpp).
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/env/alias.hpp"

@@ -79,13 +79,14 @@ template <class Derived>
 template <class Derived>
 void copy_tensor(const Tensor& t, Eigen::MatrixBase<Derived>& out) {
   const auto rows = static_cast<std::size_t>(out.rows()), cols = static_cast<std::size_t>(out.cols());
-  const bool fits = (t.shape.size() == 2 && t.shape[0] == rows && t.shape[1] == cols) ||
-                    (t.shape.size() == 1 && t.shape[0] == rows && cols == 1);
+  const bool fits = ((t.shape.size() == 2 && t.shape[0] == rows && t.shape[1] == cols) ||
+                     (t.shape.size() == 1 && t.shape[0] == rows && cols == 1)) &&
+                    t.values.size() == rows * cols;
   if (!fits) {
     std::string shape;
     for (const std::size_t n : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
-    detail::invalid("copy_tensor: tensor \"", t.name, "\" has shape [", shape, "], the destination is ", rows, " x ",
-                    cols);
+    detail::invalid("copy_tensor: tensor \"", t.name, "\" has shape [", shape, "] and ", t.values.size(),
+                    " values, the destination is ", rows, " x ", cols);
   }
   std::size_t i = 0;
   for (Eigen::Index r = 0; r < out.rows(); ++r)
@@ -215,7 +216,7 @@ class SafetensorsHeader {
 
   void parse(std::vector<Entry>& entries, std::map<std::string, std::string>& metadata) {
     if (!valid_utf8(text_)) fail("the header is not valid UTF-8");
-    skip_space();
+    if (text_.empty() || text_[0] != '{') fail("the header must begin with '{'");
     expect('{');
     std::set<std::string> names;
     bool first = true;
@@ -448,6 +449,9 @@ class SafetensorsHeader {
   }
   header += '}';
   header.append((8 - header.size() % 8) % 8, ' ');  // the data start 8-byte aligned
+  if (header.size() > detail::safetensors_max_header)
+    detail::invalid("safetensors_bytes: the header would be ", header.size(), " bytes, beyond the format's limit of ",
+                    detail::safetensors_max_header);
   std::string out;
   out.reserve(8 + header.size() + static_cast<std::size_t>(offset));
   detail::append_le(out, header.size(), 8);
@@ -479,8 +483,8 @@ class SafetensorsHeader {
   TensorFile file;
   detail::SafetensorsHeader(bytes.substr(8, header_size), name).parse(entries, file.metadata);
   const std::string_view data = bytes.substr(8 + header_size);
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  std::stable_sort(entries.begin(), entries.end(),  // ties (empty tensors) keep the header's order
+                   [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::uint64_t expected = 0;
   for (const auto& e : entries) {
     TensorDtype dtype{};

@@ -282,6 +282,9 @@ TEST_CASE("ppo_tmaze --save-agent writes the agent; --load-agent --steps 0 evalu
   CHECK_THAT(
       memtrace::test::slurp(temp() / "other.log.err"),
       Catch::Contains("load_ppo_weights: tensor \"actor.0.weight\" is F32 [64, 90], the agent needs F32 [64, 405]"));
+  CHECK(run_program("--steps 2048 --save-agent " + (temp() / "no_such_folder" / "a.safetensors").string(),
+                    temp() / "no_folder.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "no_folder.log.err"), Catch::Contains("no_such_folder does not exist"));
   CHECK(run_program("--steps 0", temp() / "nothing.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "nothing.log.err"), Catch::Contains("give --load-agent FILE"));
   CHECK(run_program("--quick --save-agent x", temp() / "sweep_save.log") == 1);

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
     const Eigen::VectorXd mean = Eigen::VectorXd::LinSpaced(dim, -0.5, 1.5);
     const Eigen::VectorXd m2 = Eigen::VectorXd::LinSpaced(dim, 0.5, 40.0);
     agent.set_normalizer(FeatureNormalizer(20, mean, m2));
+    for (std::size_t l = 0; l < agent.actor().num_layers(); ++l) {  // biases start at zero: give them values
+      agent.actor().bias(l).setLinSpaced(-0.5f, 0.5f);
+      agent.critic().bias(l).setLinSpaced(0.3f, -0.2f);
+    }
     save_ppo_weights(dir / "agent.safetensors", agent);
 
     // Inputs that exercise the clip: some features 10 standard deviations or more from the mean.

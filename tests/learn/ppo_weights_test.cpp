@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <limits>
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
@@ -48,6 +49,14 @@ Eigen::MatrixXf inputs(std::size_t dim) {
   });
 }
 
+// Biases start at zero: give them values, so that a loader that skipped them would be noticed.
+void set_biases(Agent& agent) {
+  for (std::size_t l = 0; l < agent.actor().num_layers(); ++l) {
+    agent.actor().bias(l).setLinSpaced(-0.3f, 0.4f);
+    agent.critic().bias(l).setLinSpaced(0.2f, -0.1f);
+  }
+}
+
 // The actor's logits and the critic's values of the agent on x, normalised as the agent acts.
 Eigen::MatrixXf outputs(Agent& agent, const Eigen::MatrixXf& x) {
   Eigen::MatrixXf in = x;
@@ -80,6 +89,7 @@ TEST_CASE("Weights loaded into another agent give the same parameters, normalise
           "[ppo_weights]") {
   for (const bool normalize : {true, false}) {
     Agent trained(6, 3, small(normalize), 1);
+    set_biases(trained);
     if (normalize) trained.set_normalizer(statistics(6));
     const memtrace::test::TempDir dir("ppo_weights_test");
     save_ppo_weights(dir / "agent.safetensors", trained);
@@ -87,6 +97,7 @@ TEST_CASE("Weights loaded into another agent give the same parameters, normalise
     REQUIRE(fresh.actor().parameters() != trained.actor().parameters());
     load_ppo_weights(fresh, dir / "agent.safetensors");
     CHECK(fresh.actor().parameters() == trained.actor().parameters());
+    CHECK(fresh.actor().bias(0)[0] == -0.3f);
     CHECK(fresh.critic().parameters() == trained.critic().parameters());
     CHECK(fresh.normalizer() == trained.normalizer());
     CHECK(outputs(fresh, inputs(6)) == outputs(trained, inputs(6)));
@@ -119,15 +130,34 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   PpoOptions clipped = small(true);
   clipped.normalizer.clip = 5.0;
   Agent other_clip(6, 3, clipped, 2);
-  refused(other_clip, good, "clip 10, the agent's options.normalizer 1e-08 and 5");
+  refused(other_clip, good, "clip 10 (NaN: missing or not a number), the agent's options.normalizer 1e-08 and 5");
   TensorFile bad_count = good;
   for (Tensor& t : bad_count.tensors)
     if (t.name == "normalizer.count") t.values[0] = 2.5;
   refused(agent, bad_count, "normalizer.count must be a whole number");
   TensorFile negative = good;
   for (Tensor& t : negative.tensors)
-    if (t.name == "normalizer.squared_deviations") t.values[1] = -1.0;
+    if (t.name == "normalizer.squared_deviations" || t.name == "normalizer.variance")
+      t.values[1] = t.name == "normalizer.variance" ? -1.0 / 37.0 : -1.0;
   refused(agent, negative, "squared_deviations must be non-negative");
+  TensorFile altered = good;
+  for (Tensor& t : altered.tensors)
+    if (t.name == "normalizer.variance") t.values[0] *= 2.0;
+  refused(agent, altered, "normalizer.variance[0] is");
+  TensorFile infinite = good;
+  infinite.tensors[0].values[5] = std::numeric_limits<double>::infinity();
+  refused(agent, infinite, "tensor \"actor.0.weight\" holds inf; weights must be finite");
+  TensorFile short_mean = good;
+  for (Tensor& t : short_mean.tensors)
+    if (t.name == "normalizer.mean") t.values.pop_back();
+  refused(agent, short_mean, "tensor \"normalizer.mean\" holds 5 values, its shape 6");
+  // A second tensor of a name already present (a TensorFile made in memory) is never read: the
+  // checks and the copy both take the first.
+  TensorFile twice = good;
+  twice.tensors.push_back({"actor.0.weight", TensorDtype::f32, {1}, {0.0}});
+  Agent other(6, 3, small(true), 3);
+  load_ppo_weights(other, twice);
+  CHECK(other.actor().parameters() == source.actor().parameters());
   CHECK(agent.actor().parameters() == before);
   CHECK(agent.normalizer() == FeatureNormalizer(6));
 }

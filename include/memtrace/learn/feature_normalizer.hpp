@@ -82,8 +82,7 @@ class FeatureNormalizer {
       restored.mean_ = mean;
       restored.m2_ = squared_deviations;
       restored.count_ = count;
-      restored.inverse_std_ =
-          ((squared_deviations / static_cast<double>(count)).array() + options.epsilon).rsqrt().matrix();
+      restored.refresh_inverse_std();
     }
     *this = std::move(restored);
   }
@@ -230,6 +229,11 @@ class FeatureNormalizer {
     mean_ += batch_mean_ * (nb / n);
     m2_ += batch_m2_ + batch_mean_.cwiseAbs2() * (na * nb / n);
     count_ += n_b;
+    refresh_inverse_std();
+  }
+
+  /// 1 / sqrt(variance + ε) of the statistics (count_ > 0).
+  void refresh_inverse_std() {
     inverse_std_ = ((m2_ / static_cast<double>(count_)).array() + options_.epsilon).rsqrt().matrix();
   }
 

@@ -7,10 +7,13 @@
 // Python reads").
 
 #include <Eigen/Core>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "memtrace/learn/feature_normalizer.hpp"
@@ -42,12 +45,17 @@ void append_mlp_tensors(TensorFile& file, const std::string& prefix, const Mlp<S
   }
 }
 
-// The tensor `name` of `file`, of dtype `dtype` and `shape`, or an exception naming what differs.
+// The tensor `name` of `file` (the first of that name, as TensorFile::at finds it), of dtype
+// `dtype` and `shape`, with as many values as the shape holds, every one finite; or an exception
+// naming what differs.
 inline const Tensor& expected_tensor(const TensorFile& file, const std::string& name, TensorDtype dtype,
                                      const std::vector<std::size_t>& shape) {
   const Tensor* found = nullptr;
   for (const Tensor& t : file.tensors)
-    if (t.name == name) found = &t;
+    if (t.name == name) {
+      found = &t;
+      break;
+    }
   if (found == nullptr) invalid("load_ppo_weights: the file has no tensor \"", name, "\"");
   const auto text = [](const std::vector<std::size_t>& s) {
     std::string out;
@@ -57,6 +65,11 @@ inline const Tensor& expected_tensor(const TensorFile& file, const std::string& 
   if (found->dtype != dtype || found->shape != shape)
     invalid("load_ppo_weights: tensor \"", name, "\" is ", dtype_name(found->dtype), " ", text(found->shape),
             ", the agent needs ", dtype_name(dtype), " ", text(shape));
+  std::size_t count = 0;
+  if (!element_count(shape, count) || found->values.size() != count)
+    invalid("load_ppo_weights: tensor \"", name, "\" holds ", found->values.size(), " values, its shape ", count);
+  for (const double v : found->values)
+    if (!std::isfinite(v)) invalid("load_ppo_weights: tensor \"", name, "\" holds ", v, "; weights must be finite");
   return *found;
 }
 
@@ -68,6 +81,16 @@ void check_mlp_tensors(const TensorFile& file, const std::string& prefix, const 
     (void)expected_tensor(file, prefix + "." + std::to_string(l) + ".weight", dtype, {out, in});
     (void)expected_tensor(file, prefix + "." + std::to_string(l) + ".bias", dtype, {out});
   }
+}
+
+// The number a metadata entry of `file` holds, or NaN if it has none or it is not a number.
+[[nodiscard]] inline double metadata_number(const TensorFile& file, const std::string& key) {
+  const auto it = file.metadata.find(key);
+  double x = std::numeric_limits<double>::quiet_NaN();
+  if (it == file.metadata.end()) return x;
+  const char* end = it->second.data() + it->second.size();
+  const auto parsed = std::from_chars(it->second.data(), end, x);
+  return parsed.ec == std::errc() && parsed.ptr == end ? x : std::numeric_limits<double>::quiet_NaN();
 }
 
 template <class Scalar>
@@ -139,15 +162,21 @@ void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
     const double count = detail::expected_tensor(file, "normalizer.count", TensorDtype::f64, {}).values[0];
     const Tensor& mean = detail::expected_tensor(file, "normalizer.mean", TensorDtype::f64, {d});
     const Tensor& m2 = detail::expected_tensor(file, "normalizer.squared_deviations", TensorDtype::f64, {d});
+    const Tensor& variance = detail::expected_tensor(file, "normalizer.variance", TensorDtype::f64, {d});
     if (!(count >= 0.0 && count <= 9007199254740992.0 && count == std::floor(count)))
       detail::invalid("load_ppo_weights: normalizer.count must be a whole number in [0, 2^53], got ", count);
+    // Python normalises with the variance, memtrace with M2 / count: they must agree.
+    for (std::size_t i = 0; i < d; ++i)
+      if (variance.values[i] != (count > 0.0 ? m2.values[i] / count : 1.0))
+        detail::invalid("load_ppo_weights: normalizer.variance[", i, "] is ", variance.values[i],
+                        ", not normalizer.squared_deviations / normalizer.count: the file was altered");
     const auto& options = agent.options().normalizer;
-    const auto epsilon = file.metadata.find("normalizer_epsilon"), clip = file.metadata.find("normalizer_clip");
-    if (clip == file.metadata.end() || epsilon->second != detail::exact_text(options.epsilon) ||
-        clip->second != detail::exact_text(options.clip))
-      detail::invalid("load_ppo_weights: the file's normaliser has epsilon ", epsilon->second, " and clip ",
-                      clip == file.metadata.end() ? std::string("(none)") : clip->second,
-                      ", the agent's options.normalizer ", options.epsilon, " and ", options.clip);
+    const double epsilon = detail::metadata_number(file, "normalizer_epsilon"),
+                 clip = detail::metadata_number(file, "normalizer_clip");
+    if (!(epsilon == options.epsilon && clip == options.clip))
+      detail::invalid("load_ppo_weights: the file's normaliser has epsilon ", epsilon, " and clip ", clip,
+                      " (NaN: missing or not a number), the agent's options.normalizer ", options.epsilon, " and ",
+                      options.clip);
     try {
       normalizer =
           FeatureNormalizer(static_cast<std::size_t>(count),
