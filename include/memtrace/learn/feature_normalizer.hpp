@@ -65,8 +65,12 @@ class FeatureNormalizer {
   /// them: a saved agent, a checkpoint), not frozen. Throws std::invalid_argument naming the
   /// argument for mean and squared_deviations of different sizes or of size 0, a non-finite entry,
   /// a negative squared deviation, count 0 with statistics that are not all zero, or bad options.
-  FeatureNormalizer(std::size_t count, const Eigen::VectorXd& mean, const Eigen::VectorXd& squared_deviations,
-                    NormalizerOptions options = {}) {
+  /// (A template, so that only a file that restores a normaliser compiles it: docs/design.md.)
+  template <class Mean, class SquaredDeviations>
+  FeatureNormalizer(std::size_t count, const Eigen::MatrixBase<Mean>& mean,
+                    const Eigen::MatrixBase<SquaredDeviations>& squared_deviations, NormalizerOptions options = {}) {
+    static_assert(Mean::ColsAtCompileTime == 1 && SquaredDeviations::ColsAtCompileTime == 1,
+                  "FeatureNormalizer: mean and squared_deviations must be column vectors");
     constexpr const char* who = "FeatureNormalizer (from statistics)";
     if (mean.size() == 0 || squared_deviations.size() != mean.size())
       detail::invalid(who, ": mean and squared_deviations must have one size of at least 1, got ", mean.size(), " and ",
@@ -74,13 +78,14 @@ class FeatureNormalizer {
     if (!mean.allFinite() || !squared_deviations.allFinite())
       detail::invalid(who, ": mean and squared_deviations must be finite");
     if (squared_deviations.minCoeff() < 0.0)
-      detail::invalid(who, ": squared_deviations must be non-negative, got ", squared_deviations.minCoeff());
+      detail::invalid(who, ": squared_deviations must be non-negative, got ",
+                      static_cast<double>(squared_deviations.minCoeff()));
     if (count == 0 && (!mean.isZero(0.0) || !squared_deviations.isZero(0.0)))
       detail::invalid(who, ": count 0 needs zero statistics, got a non-zero mean or squared deviation");
     FeatureNormalizer restored(static_cast<std::size_t>(mean.size()), options);
     if (count > 0) {
-      restored.mean_ = mean;
-      restored.m2_ = squared_deviations;
+      restored.mean_ = mean.template cast<double>();
+      restored.m2_ = squared_deviations.template cast<double>();
       restored.count_ = count;
       restored.refresh_inverse_std();
     }
