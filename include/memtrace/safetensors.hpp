@@ -47,13 +47,27 @@ struct TensorFile {
   std::map<std::string, std::string> metadata;
   friend bool operator==(const TensorFile&, const TensorFile&) = default;
 
-  /// The tensor named `name`. Throws std::invalid_argument naming it if there is none.
-  [[nodiscard]] const Tensor& at(std::string_view name) const {
+  /// The first tensor named `name`, or nullptr if there is none.
+  [[nodiscard]] const Tensor* find(std::string_view name) const noexcept {
     for (const Tensor& t : tensors)
-      if (t.name == name) return t;
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  /// The first tensor named `name`. Throws std::invalid_argument naming it if there is none.
+  [[nodiscard]] const Tensor& at(std::string_view name) const {
+    if (const Tensor* t = find(name)) return *t;
     detail::invalid("TensorFile::at: no tensor named \"", name, "\" (", tensors.size(), " tensors)");
   }
 };
+
+namespace detail {
+// A shape as the messages write it: [2, 3].
+[[nodiscard]] inline std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out;
+  for (const std::size_t n : shape) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return "[" + out + "]";
+}
+}  // namespace detail
 
 /// A tensor of an Eigen matrix or vector: f32 for float, f64 for double; shape {rows} for a column
 /// vector known as one at compile time, {rows, cols} otherwise; the values row by row.
@@ -82,12 +96,9 @@ void copy_tensor(const Tensor& t, Eigen::MatrixBase<Derived>& out) {
   const bool fits = ((t.shape.size() == 2 && t.shape[0] == rows && t.shape[1] == cols) ||
                      (t.shape.size() == 1 && t.shape[0] == rows && cols == 1)) &&
                     t.values.size() == rows * cols;
-  if (!fits) {
-    std::string shape;
-    for (const std::size_t n : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
-    detail::invalid("copy_tensor: tensor \"", t.name, "\" has shape [", shape, "] and ", t.values.size(),
-                    " values, the destination is ", rows, " x ", cols);
-  }
+  if (!fits)
+    detail::invalid("copy_tensor: tensor \"", t.name, "\" has shape ", detail::shape_text(t.shape), " and ",
+                    t.values.size(), " values, the destination is ", rows, " x ", cols);
   std::size_t i = 0;
   for (Eigen::Index r = 0; r < out.rows(); ++r)
     for (Eigen::Index c = 0; c < out.cols(); ++c)

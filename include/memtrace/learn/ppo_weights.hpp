@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -29,14 +28,6 @@ inline constexpr const char* ppo_weights_format = "memtrace.ppo_weights.1";
 
 namespace detail {
 
-// A double as text that reads back to the same double.
-[[nodiscard]] inline std::string exact_text(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
-
 template <class Scalar>
 void append_mlp_tensors(TensorFile& file, const std::string& prefix, const Mlp<Scalar>& net) {
   for (std::size_t l = 0; l < net.num_layers(); ++l) {
@@ -50,21 +41,11 @@ void append_mlp_tensors(TensorFile& file, const std::string& prefix, const Mlp<S
 // naming what differs.
 inline const Tensor& expected_tensor(const TensorFile& file, const std::string& name, TensorDtype dtype,
                                      const std::vector<std::size_t>& shape) {
-  const Tensor* found = nullptr;
-  for (const Tensor& t : file.tensors)
-    if (t.name == name) {
-      found = &t;
-      break;
-    }
+  const Tensor* found = file.find(name);
   if (found == nullptr) invalid("load_ppo_weights: the file has no tensor \"", name, "\"");
-  const auto text = [](const std::vector<std::size_t>& s) {
-    std::string out;
-    for (const std::size_t n : s) out += (out.empty() ? "" : ", ") + std::to_string(n);
-    return "[" + out + "]";
-  };
   if (found->dtype != dtype || found->shape != shape)
-    invalid("load_ppo_weights: tensor \"", name, "\" is ", dtype_name(found->dtype), " ", text(found->shape),
-            ", the agent needs ", dtype_name(dtype), " ", text(shape));
+    invalid("load_ppo_weights: tensor \"", name, "\" is ", dtype_name(found->dtype), " ", shape_text(found->shape),
+            ", the agent needs ", dtype_name(dtype), " ", shape_text(shape));
   std::size_t count = 0;
   if (!element_count(shape, count) || found->values.size() != count)
     invalid("load_ppo_weights: tensor \"", name, "\" holds ", found->values.size(), " values, its shape ", count);
@@ -109,7 +90,7 @@ void copy_mlp_tensors(const TensorFile& file, const std::string& prefix, Mlp<Sca
 /// normalizer.mean, normalizer.squared_deviations and normalizer.variance (their quotient, 1 before
 /// the first update: what a Python forward pass needs). Metadata: format (ppo_weights_format),
 /// memtrace_version, activation ("tanh"), input_dim, num_actions, hidden (e.g. "64,64"), and with
-/// normalisation normalizer_epsilon and normalizer_clip (17 significant digits).
+/// normalisation normalizer_epsilon and normalizer_clip (the digits that read back to the same double).
 template <class Phi, class Scalar>
 [[nodiscard]] TensorFile ppo_weights(const Ppo<Phi, Scalar>& agent) {
   TensorFile file;
@@ -131,8 +112,8 @@ template <class Phi, class Scalar>
     file.tensors.push_back(to_tensor("normalizer.mean", n.mean()));
     file.tensors.push_back(to_tensor("normalizer.squared_deviations", n.squared_deviations()));
     file.tensors.push_back(to_tensor("normalizer.variance", n.variance()));
-    file.metadata["normalizer_epsilon"] = detail::exact_text(n.options().epsilon);
-    file.metadata["normalizer_clip"] = detail::exact_text(n.options().clip);
+    file.metadata["normalizer_epsilon"] = detail::message(n.options().epsilon);
+    file.metadata["normalizer_clip"] = detail::message(n.options().clip);
   }
   return file;
 }
