@@ -10,6 +10,7 @@
 #include <string>
 
 #include "memtrace/experiment/provenance.hpp"
+#include "memtrace/instruction_set.hpp"
 #include "memtrace/version.hpp"
 #include "memtrace_build_info.hpp"  // generated at build time by cmake/build_info.cmake
 
@@ -30,25 +31,6 @@ namespace memtrace::examples {
 #endif
   p.command = command_line(argc, argv);
   return p;
-}
-
-/// The instruction set the program was compiled for, and the SIMD sets Eigen's kernels use: float
-/// sums round differently under each, so that runs of two builds are never compared bit for bit,
-/// mixed or resumed. (Whether the compiler may fuse multiplies and adds, -ffp-contract, is not
-/// visible here: CMake passes -ffp-contract=off with AVX2.)
-[[nodiscard]] inline std::string instruction_set() {
-#if defined(__AVX512F__)
-  std::string name = "avx512";
-#elif defined(__AVX2__) && defined(__FMA__)
-  std::string name = "avx2+fma";
-#elif defined(__AVX__)
-  std::string name = "avx";
-#elif defined(__x86_64__)
-  std::string name = "sse2";
-#else
-  std::string name = "portable";
-#endif
-  return name + " (Eigen: " + Eigen::SimdInstructionSetsInUse() + ")";
 }
 
 /// The text of --version.

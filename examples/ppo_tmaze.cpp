@@ -337,7 +337,7 @@ int single(const Options& o) {
   }
   if (o.memory.kind == MemoryKind::frame_stack) std::printf(" (%zu frames)", frames);
   std::printf(", %zu steps, discount %s, seed %llu, %s build\n", o.steps, csv_field(o.discount).c_str(),
-              static_cast<unsigned long long>(o.seed), examples::instruction_set().c_str());
+              static_cast<unsigned long long>(o.seed), instruction_set().c_str());
   // What this run is, before any work: its flags' meaning, as a sweep's experiment.txt says.
   Options described = o;
   described.lambdas = lambdas;  // trace-slow runs with (k - 1)/k
@@ -417,7 +417,7 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << (o.freeze_normalizer_at < 1.0 ? "\nfreeze_normalizer_at=" + csv_field(o.freeze_normalizer_at) : "")
     << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip)
     << " (memories named +norm)"
-    << "\nisa=" << examples::instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
+    << "\nisa=" << instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
 

@@ -81,6 +81,39 @@ TEST_CASE("A file round-trips exactly: values, shapes, dtypes, metadata with esc
     CHECK(entry.path().filename() == "weights.safetensors");  // no temporary file left
 }
 
+TEST_CASE("U64 tensors hold unsigned 64-bit integers exactly, little-endian, beside real ones", "[safetensors]") {
+  // Counters and generator states: every bit matters, so they are integers, never doubles.
+  TensorFile file;
+  Tensor state{"generator", TensorDtype::u64, {2, 2}, {}, {0, 1, 0x0123456789abcdefULL, ~0ULL}};
+  file.tensors.push_back(state);
+  file.tensors.push_back({"x", TensorDtype::f32, {1}, {0.5}});
+  file.tensors.push_back({"count", TensorDtype::u64, {}, {}, {9007199254740993ULL}});  // 2^53 + 1: no double holds it
+  const std::string bytes = safetensors_bytes(file);
+  const std::string header = R"({"generator":{"dtype":"U64","shape":[2,2],"data_offsets":[0,32]},)"
+                             R"("x":{"dtype":"F32","shape":[1],"data_offsets":[32,36]},)"
+                             R"("count":{"dtype":"U64","shape":[],"data_offsets":[36,44]}})";
+  const std::string padding((8 - header.size() % 8) % 8, ' ');
+  REQUIRE(bytes.substr(8, header.size() + padding.size()) == header + padding);
+  CHECK(bytes.substr(8 + header.size() + padding.size() + 16, 8) == std::string("\xef\xcd\xab\x89\x67\x45\x23\x01", 8));
+  const TensorFile back = parse_safetensors(bytes, "u64");
+  CHECK(back == file);
+  CHECK(back.at("count").integers[0] == 9007199254740993ULL);
+  CHECK(back.at("count").values.empty());
+  CHECK(back.at("generator").size() == 4);
+  Eigen::VectorXd out(4);
+  CHECK_THROWS_WITH(copy_tensor(back.at("generator"), out),
+                    "copy_tensor: tensor \"generator\" holds U64 integers, not real numbers");
+  // Values in the other vector than the dtype says are refused.
+  TensorFile mixed;
+  mixed.tensors.push_back({"m", TensorDtype::u64, {1}, {1.0}, {1}});
+  CHECK_THROWS_WITH(safetensors_bytes(mixed), "safetensors_bytes: tensor \"m\" is U64 but holds real values");
+  mixed.tensors[0] = {"m", TensorDtype::f64, {1}, {1.0}, {1}};
+  CHECK_THROWS_WITH(safetensors_bytes(mixed), "safetensors_bytes: tensor \"m\" is F64 but holds integers");
+  mixed.tensors[0] = {"m", TensorDtype::u64, {3}, {}, {1, 2}};
+  CHECK_THROWS_WITH(safetensors_bytes(mixed),
+                    "safetensors_bytes: tensor \"m\" has 2 values, which its shape does not hold");
+}
+
 TEST_CASE("Tensors come back in the order of their bytes, whatever the order of the header's keys", "[safetensors]") {
   const std::string header = R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
                              R"( "a" : { "shape" : [1], "data_offsets" : [0, 4], "dtype" : "F32" } })";
@@ -158,7 +191,11 @@ TEST_CASE("parse_safetensors refuses every broken rule of the format, naming the
   refused(one_tensor().substr(0, one_tensor().size() - 1), "more values than the file");  // truncated data
   refused(one_tensor() + "x", "cover 8 bytes of data, but the file holds 9");             // trailing bytes
   refused(std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8), "header length is");        // 2^64 - 1
-  refused(one_tensor(R"({"x":{"dtype":"BF16","shape":[2],"data_offsets":[0,8]}})"), "dtype \"BF16\"");
+  refused(one_tensor(R"({"x":{"dtype":"BF16","shape":[2],"data_offsets":[0,8]}})"),
+          "dtype \"BF16\"; memtrace reads F32, F64 and U64");
+  refused(one_tensor(R"({"x":{"dtype":"U64","shape":[2],"data_offsets":[0,8]}})"), "more values than");
+  CHECK(parse_safetensors(one_tensor(R"({"x":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})")).at("x").integers ==
+        std::vector<std::uint64_t>{0xc00000003f800000ULL});  // the same 8 bytes, read as one integer
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})"), "more values than");
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})"), "do not hold 1 F32");
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})"), "starts at data byte 4");

@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstddef>
 #include <random>
+#include <ranges>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -236,6 +237,92 @@ template <class P, class Phi, class G = DefaultGenerator>
 concept BatchPolicy = std::uniform_random_bit_generator<G> &&
     requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
   policy.act(phis, gens, actions);
+};
+
+namespace detail {
+template <class B>
+struct parameter_block_scalar {};
+template <class T, std::size_t E>
+requires std::is_floating_point_v<std::remove_const_t<T>>
+struct parameter_block_scalar<std::span<T, E>> {
+  using type = T;
+};
+template <class B>
+requires(std::ranges::random_access_range<const B>&& std::ranges::sized_range<const B>) struct parameter_block_scalar<B>
+    : parameter_block_scalar<std::remove_cvref_t<std::ranges::range_reference_t<const B>>> {
+};
+
+template <class B>
+inline constexpr bool single_parameter_block = false;
+template <class T, std::size_t E>
+requires std::is_floating_point_v<std::remove_const_t<T>>
+inline constexpr bool single_parameter_block<std::span<T, E>> = true;
+
+/// The number of blocks of a ParameterBlocks value, and block i as a span.
+template <class B>
+[[nodiscard]] std::size_t parameter_block_count(const B& blocks) noexcept {
+  if constexpr (single_parameter_block<B>)
+    return 1;
+  else
+    return static_cast<std::size_t>(std::ranges::size(blocks));
+}
+template <class B>
+[[nodiscard]] auto parameter_block(const B& blocks, std::size_t i) noexcept {
+  if constexpr (single_parameter_block<B>)
+    return std::span(blocks.data(), blocks.size());
+  else
+    return std::span(std::ranges::begin(blocks)[static_cast<std::ranges::range_difference_t<const B>>(i)]);
+}
+
+/// What a network's forward returns: values in memory (a Matrix, a Map, a Ref, or a reference to
+/// one) of the network's scalar, not an unevaluated expression that would be recomputed at each use.
+template <class T, class Scalar>
+concept NetworkOutput = requires {
+  typename std::remove_cvref_t<T>::Scalar;
+  requires std::same_as<typename std::remove_cvref_t<T>::Scalar, Scalar>;
+  requires(static_cast<unsigned>(std::remove_cvref_t<T>::Flags) & Eigen::DirectAccessBit) != 0;
+};
+}  // namespace detail
+
+/// A network's parameters (or gradients) as contiguous blocks of Scalar, optax's leaves: one
+/// std::span<Scalar>, or a sized random-access range of them (std::array<std::span<float>, 2> for
+/// an actor and a critic held apart). The optimiser steps them as one vector, the global-norm clip
+/// sums their squares block by block, and a checkpoint stores them.
+template <class B, class Scalar>
+concept ParameterBlocks = std::same_as<typename detail::parameter_block_scalar<std::remove_cvref_t<B>>::type, Scalar>;
+
+/// What a network is given as input for features of type Phi in Scalar: a block of contiguous
+/// columns of a dense (dim x batch) matrix, one sample per column, or a span of MultiHot columns.
+template <class Phi, class Scalar>
+using network_input_t = std::conditional_t<
+    detail::is_multi_hot<Phi>::value, std::span<const Phi>,
+    Eigen::Block<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>, Eigen::Dynamic, Eigen::Dynamic, true>>;
+
+/// The network of a PPO agent (docs/control.md, "Your own network"): a policy head and a value head
+/// on the same input x (network_input_t<Phi, scalar_type>: B samples as columns).
+///   forward_policy(x)  the policy's parameters, policy_dim() x B (a categorical policy's logits,
+///                      one row per action), kept by the network until its next forward_policy;
+///   forward_value(x)   the values, 1 x B, kept likewise (calling one never spoils the other's);
+///   backward(x, d_policy, d_value)  after both forwards on x: overwrites gradients() with
+///                      d loss / d θ, given d loss / d (policy output) and d loss / d (value);
+///   parameters(), gradients()  all parameters of both heads as ParameterBlocks, gradients in the
+///                      same blocks; input_dim(), policy_dim().
+/// Optional: reserve(B) makes room for batches of B columns (PPO calls it once). ActorCritic, the
+/// paper's two MLPs, is the default.
+template <class N, class Phi>
+concept ActorCriticNetwork = requires {
+  typename N::scalar_type;
+}
+&&requires(N& net, const N& cnet, const network_input_t<Phi, typename N::scalar_type>& input,
+           const Eigen::Ref<const Eigen::Matrix<typename N::scalar_type, Eigen::Dynamic, Eigen::Dynamic>>& d_policy,
+           const Eigen::Ref<const Eigen::Matrix<typename N::scalar_type, 1, Eigen::Dynamic>>& d_value) {
+  { cnet.input_dim() } -> std::convertible_to<std::size_t>;
+  { cnet.policy_dim() } -> std::convertible_to<std::size_t>;
+  { net.forward_policy(input) } -> detail::NetworkOutput<typename N::scalar_type>;
+  { net.forward_value(input) } -> detail::NetworkOutput<typename N::scalar_type>;
+  net.backward(input, d_policy, d_value);
+  { net.parameters() } -> ParameterBlocks<typename N::scalar_type>;
+  { net.gradients() } -> ParameterBlocks<typename N::scalar_type>;
 };
 
 }  // namespace memtrace

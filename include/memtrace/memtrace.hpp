@@ -4,9 +4,11 @@
 // includes one of the three layers it is made of, or one header (docs/design.md gives their compile times).
 
 #include "memtrace/analysis.hpp"
+#include "memtrace/checkpoint.hpp"
 #include "memtrace/core.hpp"
 #include "memtrace/env/pomdp_file.hpp"
 #include "memtrace/env/pomdp_model.hpp"
 #include "memtrace/experiment.hpp"
+#include "memtrace/learn/ppo_checkpoint.hpp"
 #include "memtrace/learn/ppo_weights.hpp"
 #include "memtrace/safetensors.hpp"

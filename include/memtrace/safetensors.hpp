@@ -27,17 +27,27 @@
 
 namespace memtrace {
 
-/// The element types memtrace writes and reads: IEEE single and double precision ("F32", "F64").
-enum class TensorDtype { f32, f64 };
+/// The element types memtrace writes and reads: IEEE single and double precision ("F32", "F64"),
+/// and unsigned 64-bit integers ("U64": counters and generator states, exact).
+enum class TensorDtype { f32, f64, u64 };
 
 /// One named tensor: its element type, its shape (empty for a scalar) and its values in row-major
-/// (C) order, as NumPy and PyTorch lay them out, held in double (exact for f32).
+/// (C) order, as NumPy and PyTorch lay them out: in `values`, held in double (exact for f32), or,
+/// for a u64 tensor, in `integers` (and `values` is empty).
 struct Tensor {
   std::string name;
   TensorDtype dtype = TensorDtype::f32;
   std::vector<std::size_t> shape;
   std::vector<double> values;
+  /// A u64 tensor's values. The default member initialiser keeps {name, dtype, shape, values}
+  /// complete for -Wmissing-field-initializers.
+  std::vector<std::uint64_t> integers = {};
   friend bool operator==(const Tensor&, const Tensor&) = default;
+
+  /// The number of values it holds (integers.size() for u64, values.size() otherwise).
+  [[nodiscard]] std::size_t size() const noexcept {
+    return dtype == TensorDtype::u64 ? integers.size() : values.size();
+  }
 };
 
 /// The contents of a safetensors file: its tensors, in the order of their bytes in the file, and
@@ -76,7 +86,7 @@ template <class Derived>
   using Scalar = typename Derived::Scalar;
   static_assert(std::same_as<Scalar, float> || std::same_as<Scalar, double>,
                 "to_tensor: the matrix's scalar must be float or double");
-  Tensor t{std::move(name), std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64, {}, {}};
+  Tensor t{std::move(name), std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64, {}, {}, {}};
   if constexpr (Derived::ColsAtCompileTime == 1)
     t.shape = {static_cast<std::size_t>(m.rows())};
   else
@@ -96,6 +106,8 @@ void copy_tensor(const Tensor& t, Eigen::MatrixBase<Derived>& out) {
   const bool fits = ((t.shape.size() == 2 && t.shape[0] == rows && t.shape[1] == cols) ||
                      (t.shape.size() == 1 && t.shape[0] == rows && cols == 1)) &&
                     t.values.size() == rows * cols;
+  if (t.dtype == TensorDtype::u64)
+    detail::invalid("copy_tensor: tensor \"", t.name, "\" holds U64 integers, not real numbers");
   if (!fits)
     detail::invalid("copy_tensor: tensor \"", t.name, "\" has shape ", detail::shape_text(t.shape), " and ",
                     t.values.size(), " values, the destination is ", rows, " x ", cols);
@@ -114,7 +126,9 @@ namespace detail {
 inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  // the format's own limit
 
 [[nodiscard]] inline std::size_t dtype_size(TensorDtype d) noexcept { return d == TensorDtype::f32 ? 4 : 8; }
-[[nodiscard]] inline const char* dtype_name(TensorDtype d) noexcept { return d == TensorDtype::f32 ? "F32" : "F64"; }
+[[nodiscard]] inline const char* dtype_name(TensorDtype d) noexcept {
+  return d == TensorDtype::f32 ? "F32" : d == TensorDtype::f64 ? "F64" : "U64";
+}
 
 // The length of the UTF-8 sequence starting at s[i], or 0 if it is not a valid one (overlong
 // forms, surrogates and code points above U+10FFFF are invalid, as RFC 3629 says).
@@ -210,6 +224,24 @@ inline void append_le(std::string& out, std::uint64_t x, std::size_t bytes) {
     count = product;
   }
   return true;
+}
+
+// The tensor `name` of `file` (the first of that name, as TensorFile::at finds it), of dtype
+// `dtype` and `shape`, with as many values as the shape holds, every real one finite; or an
+// exception starting "who: " naming what differs (the loaders of weights and checkpoints).
+inline const Tensor& expected_tensor(const char* who, const TensorFile& file, const std::string& name,
+                                     TensorDtype dtype, const std::vector<std::size_t>& shape) {
+  const Tensor* found = file.find(name);
+  if (found == nullptr) invalid(who, ": the file has no tensor \"", name, "\"");
+  if (found->dtype != dtype || found->shape != shape)
+    invalid(who, ": tensor \"", name, "\" is ", dtype_name(found->dtype), " ", shape_text(found->shape),
+            ", expected ", dtype_name(dtype), " ", shape_text(shape));
+  std::size_t count = 0;
+  if (!element_count(shape, count) || found->size() != count)
+    invalid(who, ": tensor \"", name, "\" holds ", found->size(), " values, its shape ", count);
+  for (const double v : found->values)
+    if (!std::isfinite(v)) invalid(who, ": tensor \"", name, "\" holds ", v, "; it must be finite");
+  return *found;
 }
 
 // The header of a safetensors file: a JSON object, parsed by the grammar the format uses and
@@ -413,8 +445,9 @@ class SafetensorsHeader {
 /// tensors in their order, padded with spaces to a multiple of 8 bytes; the data follow in the
 /// same order. Throws std::invalid_argument (naming the tensor) for an empty, repeated or
 /// reserved name ("__metadata__"), a name or metadata that is not valid UTF-8, values that do not
-/// match the shape, or an f32 tensor holding a value float cannot represent exactly (write it as
-/// f64, or round it first): what is written is what is read back.
+/// match the shape (in `integers` for u64, in `values` otherwise, the other one empty), an unknown
+/// dtype, or an f32 tensor holding a value float cannot represent exactly (write it as f64, or
+/// round it first): what is written is what is read back.
 [[nodiscard]] inline std::string safetensors_bytes(const TensorFile& file) {
   std::set<std::string_view> names;
   for (const Tensor& t : file.tensors) {
@@ -422,9 +455,15 @@ class SafetensorsHeader {
       detail::invalid("safetensors_bytes: a tensor name must be non-empty and not __metadata__, got \"", t.name, "\"");
     if (!names.insert(t.name).second) detail::invalid("safetensors_bytes: tensor \"", t.name, "\" appears twice");
     if (!detail::valid_utf8(t.name)) detail::invalid("safetensors_bytes: a tensor name is not valid UTF-8");
+    if (t.dtype != TensorDtype::f32 && t.dtype != TensorDtype::f64 && t.dtype != TensorDtype::u64)
+      detail::invalid("safetensors_bytes: tensor \"", t.name, "\" has dtype ", static_cast<int>(t.dtype),
+                      ", expected f32, f64 or u64");
+    if (t.dtype == TensorDtype::u64 ? !t.values.empty() : !t.integers.empty())
+      detail::invalid("safetensors_bytes: tensor \"", t.name, "\" is ", detail::dtype_name(t.dtype), " but holds ",
+                      t.dtype == TensorDtype::u64 ? "real values" : "integers");
     std::size_t count = 0;
-    if (!detail::element_count(t.shape, count) || count != t.values.size())
-      detail::invalid("safetensors_bytes: tensor \"", t.name, "\" has ", t.values.size(),
+    if (!detail::element_count(t.shape, count) || count != t.size())
+      detail::invalid("safetensors_bytes: tensor \"", t.name, "\" has ", t.size(),
                       " values, which its shape does not hold");
     if (t.dtype == TensorDtype::f32)
       for (const double v : t.values)
@@ -454,7 +493,7 @@ class SafetensorsHeader {
     detail::append_json_string(header, t.name);
     header += ":{\"dtype\":\"" + std::string(detail::dtype_name(t.dtype)) + "\",\"shape\":[";
     for (std::size_t k = 0; k < t.shape.size(); ++k) header += (k > 0 ? "," : "") + std::to_string(t.shape[k]);
-    const std::uint64_t end = offset + t.values.size() * detail::dtype_size(t.dtype);
+    const std::uint64_t end = offset + t.size() * detail::dtype_size(t.dtype);
     header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
   }
@@ -467,13 +506,15 @@ class SafetensorsHeader {
   out.reserve(8 + header.size() + static_cast<std::size_t>(offset));
   detail::append_le(out, header.size(), 8);
   out += header;
-  for (const Tensor& t : file.tensors)
+  for (const Tensor& t : file.tensors) {
     for (const double v : t.values) {
       if (t.dtype == TensorDtype::f32)
         detail::append_le(out, std::bit_cast<std::uint32_t>(static_cast<float>(v)), 4);
       else
         detail::append_le(out, std::bit_cast<std::uint64_t>(v), 8);
     }
+    for (const std::uint64_t v : t.integers) detail::append_le(out, v, 8);
+  }
   return out;
 }
 
@@ -483,7 +524,7 @@ class SafetensorsHeader {
 /// and data_offsets, and an optional "__metadata__" of strings; no key repeats; the byte ranges
 /// match dtype and shape and cover the data exactly, without gaps or overlaps. Tensors come back in
 /// the order of their bytes. Throws std::invalid_argument starting "parse_safetensors: NAME: ";
-/// dtypes other than F32 and F64 are refused by name.
+/// dtypes other than F32, F64 and U64 are refused by name.
 [[nodiscard]] inline TensorFile parse_safetensors(std::string_view bytes, std::string_view name = "<bytes>") {
   const auto fail = [&](const auto&... why) { detail::invalid("parse_safetensors: ", name, ": ", why...); };
   if (bytes.size() < 8) fail("a safetensors file starts with 8 bytes of header length, got ", bytes.size(), " bytes");
@@ -503,8 +544,10 @@ class SafetensorsHeader {
       dtype = TensorDtype::f32;
     else if (e.dtype == "F64")
       dtype = TensorDtype::f64;
+    else if (e.dtype == "U64")
+      dtype = TensorDtype::u64;
     else
-      fail("tensor \"", e.name, "\" has dtype \"", e.dtype, "\"; memtrace reads F32 and F64");
+      fail("tensor \"", e.name, "\" has dtype \"", e.dtype, "\"; memtrace reads F32, F64 and U64");
     std::size_t count = 0;
     if (!detail::element_count(e.shape, count) || count > data.size() / detail::dtype_size(dtype))
       fail("tensor \"", e.name, "\" has a shape of more values than the file holds");
@@ -520,13 +563,22 @@ class SafetensorsHeader {
   }
   if (expected != data.size()) fail("the tensors cover ", expected, " bytes of data, but the file holds ", data.size());
   for (auto& e : entries) {
-    Tensor t{std::move(e.name), e.dtype == "F32" ? TensorDtype::f32 : TensorDtype::f64, std::move(e.shape), {}};
+    const TensorDtype dtype = e.dtype == "F32"   ? TensorDtype::f32
+                              : e.dtype == "F64" ? TensorDtype::f64
+                                                 : TensorDtype::u64;
+    Tensor t{std::move(e.name), dtype, std::move(e.shape), {}, {}};
     const std::size_t size = detail::dtype_size(t.dtype), count = static_cast<std::size_t>((e.end - e.begin) / size);
-    t.values.resize(count);
+    if (dtype == TensorDtype::u64)
+      t.integers.resize(count);
+    else
+      t.values.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint64_t raw = detail::read_le(data, static_cast<std::size_t>(e.begin) + i * size, size);
-      t.values[i] = size == 4 ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(raw)))
-                              : std::bit_cast<double>(raw);
+      if (dtype == TensorDtype::u64)
+        t.integers[i] = raw;
+      else
+        t.values[i] = size == 4 ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(raw)))
+                                : std::bit_cast<double>(raw);
     }
     file.tensors.push_back(std::move(t));
   }

@@ -96,6 +96,13 @@ template <class... Parts>
   return p;
 }
 
+/// What a checkpoint holds of a T: specialisations with static save(file, prefix, x) and
+/// load(file, prefix, x) live in the opt-in checkpoint headers (checkpoint.hpp, env/checkpoint.hpp,
+/// memory/checkpoint.hpp, loop/rollout_checkpoint.hpp), and the types befriend theirs, so that the
+/// core headers hold no checkpoint code. The primary template has neither: T is not checkpointable.
+template <class T>
+struct CheckpointState {};
+
 }  // namespace detail
 
 /// The most bytes one array of a memtrace object (memory, learner, environment model) may take:

@@ -1,9 +1,13 @@
 // Compile-time parameters and arguments memtrace must refuse with a message. ctest compiles this
 // file once per MEMTRACE_CASE_* and expects the message (a static_assert's, or the comment on the
 // line of a deleted overload, which the compiler prints); without a case it must compile.
-// The memory headers alone, not the umbrella: the file is compiled 11 times a build.
+// The memory headers alone, not the umbrella: the file is compiled 12 times a build (PPO's case
+// includes learn/ppo.hpp).
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
+#if defined(MEMTRACE_CASE_ppo_not_a_network)
+#include <memtrace/learn/ppo.hpp>
+#endif
 
 int main() {
 #if defined(MEMTRACE_CASE_lambda_ratio_one)
@@ -36,6 +40,9 @@ int main() {
 #elif defined(MEMTRACE_CASE_frame_stack_index_frames)
   memtrace::FrameStack<memtrace::Observation> stack(2, 3, memtrace::WindowPadding::zero);
   (void)stack;
+#elif defined(MEMTRACE_CASE_ppo_not_a_network)
+  memtrace::Ppo<Eigen::VectorXf, float, memtrace::Mlp<float>> agent(memtrace::Mlp<float>({2, 2}));
+  (void)agent;
 #else
   memtrace::MemoryTrace<std::ratio<1, 2>, 3> trace;
   memtrace::MemoryTrace<std::ratio<1, 2>, 3, float> float_trace;

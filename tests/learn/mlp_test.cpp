@@ -18,6 +18,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <memtrace/learn/actor_critic.hpp>
 #include <memtrace/learn/adam.hpp>
 #include <memtrace/learn/mlp.hpp>
 #include <memtrace/random.hpp>
@@ -348,6 +349,64 @@ TEST_CASE("clip_by_global_norm scales several vectors by max_norm / global norm 
   const double after = std::sqrt(double(actor.gradients().squaredNorm()) + double(critic.gradients().squaredNorm()));
   CHECK(after == Approx(0.5).epsilon(1e-6));
   CHECK(actor.gradients()[0] == Approx(0.5 / norm).epsilon(1e-6));
+}
+
+TEST_CASE("Adam and the clip over parameter blocks are one vector's, bit for bit, and refuse blocks that do not fit",
+          "[adam][clip][blocks]") {
+  // A network's blocks (ParameterBlocks): one Adam over the two networks of an ActorCritic equals an
+  // Adam per network stepped alike, entry by entry and bit for bit, and the blocks' global norm is
+  // the sum of the blocks' squared norms, as the variadic clip computes it over the two vectors.
+  ActorCritic<float> blocks(5, 3, {7}), apart(5, 3, {7});
+  Xoshiro256StarStar gen(3);
+  blocks.initialize_orthogonal(gen);
+  apart.actor().parameters() = blocks.actor().parameters();
+  apart.critic().parameters() = blocks.critic().parameters();
+  Adam<float> one(blocks.num_parameters());
+  Adam<float> actor_adam(apart.actor().num_parameters()), critic_adam(apart.critic().num_parameters());
+  Xoshiro256StarStar noise(4);
+  for (int step = 0; step < 5; ++step) {
+    for (float& g : blocks.gradients()[0]) g = static_cast<float>(standard_normal(noise));
+    for (float& g : blocks.gradients()[1]) g = static_cast<float>(3 * standard_normal(noise));
+    apart.actor().gradients() = blocks.actor().gradients();
+    apart.critic().gradients() = blocks.critic().gradients();
+    const double norm = clip_by_global_norm(0.5, blocks.gradients());
+    CHECK(norm == clip_by_global_norm(0.5, apart.actor().gradients(), apart.critic().gradients()));
+    CHECK(blocks.actor().gradients() == apart.actor().gradients());
+    CHECK(blocks.critic().gradients() == apart.critic().gradients());
+    const double rate = 1e-2 / (step + 1);
+    one.step(blocks.parameters(), blocks.gradients(), rate);
+    actor_adam.step(apart.actor().parameters(), apart.actor().gradients(), rate);
+    critic_adam.step(apart.critic().parameters(), apart.critic().gradients(), rate);
+  }
+  CHECK(one.count() == 5);
+  CHECK(blocks.actor().parameters() == apart.actor().parameters());
+  CHECK(blocks.critic().parameters() == apart.critic().parameters());
+  CHECK(one.first_moment().head(apart.actor().num_parameters()) == actor_adam.first_moment());
+  CHECK(one.second_moment().tail(apart.critic().num_parameters()) == critic_adam.second_moment());
+  // One span is one block.
+  Eigen::VectorXd theta = Eigen::VectorXd::LinSpaced(4, 1.0, 2.0), g = Eigen::VectorXd::Constant(4, 0.5);
+  Eigen::VectorXd theta_blocks = theta, g_blocks = g;
+  Adam<double> vector_adam(4), span_adam(4);
+  vector_adam.step(theta, g, 0.1);
+  span_adam.step(std::span<double>(theta_blocks.data(), 4), std::span<const double>(g_blocks.data(), 4), 0.1);
+  CHECK(theta_blocks == theta);
+  CHECK(clip_by_global_norm(0.1, std::span<double>(g_blocks.data(), 4)) == 1.0);
+  CHECK(g_blocks == Eigen::VectorXd::Constant(4, 0.05));
+  // Blocks that do not fit are refused before anything moves.
+  const std::array<std::span<double>, 2> halves = {std::span<double>(theta.data(), 2),
+                                                   std::span<double>(theta.data() + 2, 2)};
+  const std::array<std::span<double>, 2> uneven = {std::span<double>(g.data(), 1), std::span<double>(g.data() + 1, 3)};
+  const Eigen::VectorXd before = theta;
+  CHECK_THROWS_WITH(vector_adam.step(halves, uneven, 0.1),
+                    "Adam::step: gradients' block 0 has 1 entries, expected the parameters' 2");
+  CHECK_THROWS_WITH(vector_adam.step(halves, std::span<double>(g.data(), 4), 0.1),
+                    "Adam::step: gradients has 1 blocks, expected the parameters' 2");
+  CHECK_THROWS_WITH(vector_adam.step(std::span<double>(theta.data(), 3), std::span<double>(g.data(), 3), 0.1),
+                    "Adam::step: parameters has 3 entries, expected 4");
+  CHECK_THROWS_WITH(vector_adam.step(halves, halves, -1.0),
+                    "Adam::step: learning_rate must be finite and >= 0, got -1");
+  CHECK(theta == before);
+  CHECK(vector_adam.count() == 1);
 }
 
 TEST_CASE("the linear schedule gives lr0 at the first step, lr0/T at the last and 0 after", "[adam][schedule]") {

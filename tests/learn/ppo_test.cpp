@@ -518,10 +518,12 @@ TEST_CASE("ppo_loss refuses an empty minibatch, an action out of range and featu
                     Catch::Contains("ppo_loss: minibatch.actions[1] = 3, expected < num_actions = 3"));
   minibatch.actions = {0, 2};
   CHECK(std::isfinite(ppo_loss(nets, minibatch, c, true).loss));
-  // Features that do not fit the networks: refused by their forward pass, before any gradient.
+  // Features that do not fit the networks: refused before any forward pass or gradient.
   ActorCritic<double> wider(5, 3, {8});
   wider.actor().gradients().setConstant(7.0);
-  CHECK_THROWS_WITH(ppo_loss(wider, minibatch, c, true), Catch::Contains("input has 4 rows, expected input_dim = 5"));
+  CHECK_THROWS_WITH(
+      ppo_loss(wider, minibatch, c, true),
+      Catch::Contains("ppo_loss: minibatch.features has dimension 4, expected the networks' input_dim = 5"));
   CHECK(wider.actor().gradients().cwiseEqual(7.0).all());
 
   ActorCritic<float> sparse_nets(4, 2, {8});

@@ -16,7 +16,7 @@ def load_safetensors(path):
         header = json.loads(f.read(length))
         data = f.read()
     metadata = header.pop("__metadata__", {})
-    dtypes = {"F32": "<f4", "F64": "<f8"}
+    dtypes = {"F32": "<f4", "F64": "<f8", "U64": "<u8"}
     tensors = {name: np.frombuffer(data[t["data_offsets"][0]:t["data_offsets"][1]],
                                    dtype=dtypes[t["dtype"]]).reshape(t["shape"])
                for name, t in header.items()}

@@ -122,9 +122,9 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   missing.tensors.erase(missing.tensors.begin() + 3);  // actor.1.bias
   refused(agent, missing, "no tensor \"actor.1.bias\"");
   Agent wider(6, 3, small(true, {16, 8}), 2);
-  refused(wider, good, "tensor \"actor.0.weight\" is F32 [8, 6], the agent needs F32 [16, 6]");
+  refused(wider, good, "tensor \"actor.0.weight\" is F32 [8, 6], expected F32 [16, 6]");
   Ppo<Eigen::VectorXd, double> in_double(6, 3, small(true), 2);
-  CHECK_THROWS_WITH(load_ppo_weights(in_double, good), Catch::Contains("is F32 [8, 6], the agent needs F64 [8, 6]"));
+  CHECK_THROWS_WITH(load_ppo_weights(in_double, good), Catch::Contains("is F32 [8, 6], expected F64 [8, 6]"));
   Agent plain(6, 3, small(false), 2);
   refused(plain, good, "the file's agent normalises its features, this one does not");
   PpoOptions clipped = small(true);
@@ -146,7 +146,7 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   refused(agent, altered, "normalizer.variance[0] is");
   TensorFile infinite = good;
   infinite.tensors[0].values[5] = std::numeric_limits<double>::infinity();
-  refused(agent, infinite, "tensor \"actor.0.weight\" holds inf; weights must be finite");
+  refused(agent, infinite, "tensor \"actor.0.weight\" holds inf; it must be finite");
   TensorFile short_mean = good;
   for (Tensor& t : short_mean.tensors)
     if (t.name == "normalizer.mean") t.values.pop_back();

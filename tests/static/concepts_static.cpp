@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "../learn/relu_actor_critic.hpp"
+
 namespace user {
 // A user's own memory and feature type, plugged in without inheriting from anything.
 struct Sparse {
@@ -357,6 +359,25 @@ static_assert(Policy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
 static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd>);
 static_assert(!BatchPolicy<user::AlwaysZero, OneHot>);                                  // one action at a time only
 static_assert(!BatchPolicy<PpoPolicy<Eigen::VectorXd, double>, Eigen::VectorXd, int>);  // int is no generator
+
+// PPO's network: the default two MLPs take dense and MultiHot features; a user's network
+// (tests/learn/relu_actor_critic.hpp, dense input only) plugs in; a lone MLP has no value head.
+static_assert(ActorCriticNetwork<ActorCritic<float>, Eigen::VectorXf>);
+static_assert(ActorCriticNetwork<ActorCritic<double>, MultiHot<4>>);
+static_assert(ActorCriticNetwork<ActorCritic<float>, MultiHot<dynamic>>);
+static_assert(ActorCriticNetwork<ReluActorCritic<float>, Eigen::VectorXf>);
+static_assert(ActorCriticNetwork<ReluActorCritic<double>, Eigen::Vector3d>);
+static_assert(!ActorCriticNetwork<ReluActorCritic<float>, MultiHot<4>>);  // it takes dense input only
+static_assert(!ActorCriticNetwork<Mlp<float>, Eigen::VectorXf>);
+static_assert(!ActorCriticNetwork<int, Eigen::VectorXf>);
+static_assert(ParameterBlocks<std::span<float>, float> && ParameterBlocks<std::span<const double>, const double>);
+static_assert(ParameterBlocks<std::array<std::span<float>, 2>, float>);
+static_assert(ParameterBlocks<std::vector<std::span<double>>, double>);
+static_assert(!ParameterBlocks<std::span<float>, double> && !ParameterBlocks<Eigen::VectorXf, float>);
+static_assert(!ParameterBlocks<std::vector<float>, float>);  // a vector of numbers, not of blocks
+static_assert(BatchPolicy<PpoPolicy<Eigen::VectorXf, float, ReluActorCritic<float>>, Eigen::VectorXf>);
+static_assert(std::same_as<Ppo<Eigen::VectorXf, float, ReluActorCritic<float>>::policy_type,
+                           PpoPolicy<Eigen::VectorXf, float, ReluActorCritic<float>>>);
 
 // The generator's constexpr parts run at compile time, so these are pinned at compile time too.
 static_assert(Xoshiro256StarStar::from_state({1, 2, 3, 4})() == 11520);

@@ -6,6 +6,7 @@
 // numbers. See docs/control.md ("PPO").
 
 #include <Eigen/Core>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "memtrace/concepts.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -98,12 +100,15 @@ template <class Derived>
 
 /// The actor-critic of the paper's PPO agent: an actor {d, h_1, ..., h_n, |U|} (logits) and a critic
 /// {d, h_1, ..., h_n, 1} (value), two separate Mlp<Scalar> on the same input (no shared trunk).
-/// Hidden sizes default to {64, 64}; none (a linear actor and critic) is allowed.
+/// Hidden sizes default to {64, 64}; none (a linear actor and critic) is allowed. PPO's default
+/// ActorCriticNetwork: its parameter blocks are the actor's and the critic's flat vectors.
 template <class Scalar = float>
 class ActorCritic {
  public:
   using scalar_type = Scalar;
   using network_type = Mlp<Scalar>;
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
 
   /// Networks for input dimension input_dim >= 1 and num_actions >= 1 actions, parameters zero
   /// until initialize_orthogonal.
@@ -142,6 +147,42 @@ class ActorCritic {
     critic_.reserve(batch);
   }
 
+  // ---- the ActorCriticNetwork interface (docs/control.md, "Your own network") ----
+
+  /// The rows of the policy's output: num_actions() logits.
+  [[nodiscard]] std::size_t policy_dim() const noexcept { return num_actions(); }
+  /// The actor's logits (num_actions x batch) for a dense or MultiHot batch (Mlp::forward).
+  template <class Input>
+  typename Mlp<Scalar>::ConstMatrixMap forward_policy(const Input& input) {
+    return actor_.forward(input);
+  }
+  /// The critic's values (1 x batch).
+  template <class Input>
+  typename Mlp<Scalar>::ConstMatrixMap forward_value(const Input& input) {
+    return critic_.forward(input);
+  }
+  /// Both networks' gradients (Mlp::backward) after forward_policy and forward_value on input.
+  template <class Input>
+  void backward(const Input& input, const Eigen::Ref<const Matrix>& d_policy,
+                const Eigen::Ref<const RowVector>& d_value) {
+    actor_.backward(input, d_policy);
+    critic_.backward(input, d_value);
+  }
+  /// The actor's parameters, then the critic's: two blocks (Mlp::parameters' layout each).
+  [[nodiscard]] std::array<std::span<Scalar>, 2> parameters() noexcept {
+    return {block(actor_.parameters()), block(critic_.parameters())};
+  }
+  [[nodiscard]] std::array<std::span<const Scalar>, 2> parameters() const noexcept {
+    return {block(actor_.parameters()), block(critic_.parameters())};
+  }
+  /// The gradients of the last backward, in the blocks of parameters().
+  [[nodiscard]] std::array<std::span<Scalar>, 2> gradients() noexcept {
+    return {block(actor_.gradients()), block(critic_.gradients())};
+  }
+  [[nodiscard]] std::array<std::span<const Scalar>, 2> gradients() const noexcept {
+    return {block(actor_.gradients()), block(critic_.gradients())};
+  }
+
  private:
   static std::vector<std::size_t> sizes(const char* who, std::size_t input_dim, std::span<const std::size_t> hidden,
                                         std::size_t out) {
@@ -155,6 +196,11 @@ class ActorCritic {
     s.insert(s.end(), hidden.begin(), hidden.end());
     s.push_back(out);
     return s;
+  }
+
+  template <class Map>
+  static auto block(Map map) noexcept {
+    return std::span(map.data(), static_cast<std::size_t>(map.size()));
   }
 
   Mlp<Scalar> actor_, critic_;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "memtrace/concepts.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
@@ -51,17 +52,40 @@ class Adam {
       detail::invalid("Adam::step: parameters has ", parameters.size(), " entries, expected ", m_.size());
     if (gradients.size() != m_.size())
       detail::invalid("Adam::step: gradients has ", gradients.size(), " entries, expected ", m_.size());
-    if (!(learning_rate >= 0.0 && learning_rate < std::numeric_limits<double>::infinity()))
-      detail::invalid("Adam::step: learning_rate must be finite and >= 0, got ", learning_rate);
-    ++count_;
-    const auto b1 = static_cast<Scalar>(options_.beta1), b2 = static_cast<Scalar>(options_.beta2);
-    m_ = b1 * m_ + (Scalar(1) - b1) * gradients;
-    v_ = b2 * v_ + (Scalar(1) - b2) * gradients.cwiseAbs2();
-    const double t = static_cast<double>(count_);
-    const auto m_scale = static_cast<Scalar>(1.0 / (1.0 - std::pow(options_.beta1, t)));
-    const auto v_scale = static_cast<Scalar>(1.0 / (1.0 - std::pow(options_.beta2, t)));
-    const auto lr = static_cast<Scalar>(learning_rate), eps = static_cast<Scalar>(options_.epsilon);
-    parameters.array() -= lr * (m_scale * m_.array()) / ((v_scale * v_.array()).sqrt() + eps);
+    const Scales scales = begin_step(learning_rate);
+    update(0, parameters, gradients, scales);
+  }
+
+  /// One Adam step of parameters held in blocks (ParameterBlocks: a network's parameters() and
+  /// gradients()), as of one vector: the moments hold the blocks one after the other. The gradients
+  /// must have the parameters' blocks, num_parameters() entries in all.
+  template <class P, class G>
+  requires ParameterBlocks<P, Scalar> &&
+      (ParameterBlocks<G, Scalar> || ParameterBlocks<G, const Scalar>)void step(const P& parameters, const G& gradients,
+                                                                                double learning_rate) {
+    const std::size_t blocks = detail::parameter_block_count(parameters);
+    if (detail::parameter_block_count(gradients) != blocks)
+      detail::invalid("Adam::step: gradients has ", detail::parameter_block_count(gradients),
+                      " blocks, expected the parameters' ", blocks);
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t size = detail::parameter_block(parameters, b).size();
+      if (detail::parameter_block(gradients, b).size() != size)
+        detail::invalid("Adam::step: gradients' block ", b, " has ", detail::parameter_block(gradients, b).size(),
+                        " entries, expected the parameters' ", size);
+      total += size;
+    }
+    if (total != num_parameters())
+      detail::invalid("Adam::step: parameters has ", total, " entries, expected ", m_.size());
+    const Scales scales = begin_step(learning_rate);
+    Eigen::Index offset = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const auto p = detail::parameter_block(parameters, b);
+      const auto g = detail::parameter_block(gradients, b);
+      const auto size = static_cast<Eigen::Index>(p.size());
+      update(offset, Eigen::Map<Vector>(p.data(), size), Eigen::Map<const Vector>(g.data(), size), scales);
+      offset += size;
+    }
   }
 
   /// Steps taken so far (the t of the last step).
@@ -70,6 +94,28 @@ class Adam {
   [[nodiscard]] const Vector& first_moment() const noexcept { return m_; }
   [[nodiscard]] const Vector& second_moment() const noexcept { return v_; }
   [[nodiscard]] const AdamOptions& options() const noexcept { return options_; }
+  /// Restores a state (a checkpoint's): both moments, num_parameters() entries each (any scalar;
+  /// finite, the second >= 0), and the step count. Throws std::invalid_argument naming the argument
+  /// and the first bad entry, changing nothing.
+  template <class M, class V>
+  void set_state(const Eigen::MatrixBase<M>& first_moment, const Eigen::MatrixBase<V>& second_moment,
+                 std::size_t count) {
+    const auto check = [&](const char* name, const auto& moment, bool nonnegative) {
+      if (moment.size() != m_.size())
+        detail::invalid("Adam::set_state: ", name, " has ", moment.size(), " entries, expected ", m_.size());
+      for (Eigen::Index i = 0; i < moment.size(); ++i) {
+        const auto x = static_cast<double>(moment.coeff(i));
+        if (!std::isfinite(x) || (nonnegative && x < 0.0))
+          detail::invalid("Adam::set_state: ", name, "[", i, "] must be finite", nonnegative ? " and >= 0" : "",
+                          ", got ", x);
+      }
+    };
+    check("first_moment", first_moment, false);
+    check("second_moment", second_moment, true);
+    m_ = first_moment.template cast<Scalar>();
+    v_ = second_moment.template cast<Scalar>();
+    count_ = count;
+  }
   /// Back to zero moments and step count 0.
   void reset() noexcept {
     m_.setZero();
@@ -84,6 +130,33 @@ class Adam {
     if (!(o.epsilon >= 0.0 && o.epsilon < std::numeric_limits<double>::infinity()))
       detail::invalid("Adam: epsilon must be finite and >= 0, got ", o.epsilon);
     return o;
+  }
+
+  struct Scales {
+    Scalar b1, b2, m_scale, v_scale, lr, eps;
+  };
+  /// Checks the learning rate, counts the step and computes its constants.
+  Scales begin_step(double learning_rate) {
+    if (!(learning_rate >= 0.0 && learning_rate < std::numeric_limits<double>::infinity()))
+      detail::invalid("Adam::step: learning_rate must be finite and >= 0, got ", learning_rate);
+    ++count_;
+    const double t = static_cast<double>(count_);
+    return {static_cast<Scalar>(options_.beta1),
+            static_cast<Scalar>(options_.beta2),
+            static_cast<Scalar>(1.0 / (1.0 - std::pow(options_.beta1, t))),
+            static_cast<Scalar>(1.0 / (1.0 - std::pow(options_.beta2, t))),
+            static_cast<Scalar>(learning_rate),
+            static_cast<Scalar>(options_.epsilon)};
+  }
+  /// The step of the parameters whose moments start at `offset` (entry by entry: a block's result
+  /// does not depend on the blocks around it).
+  template <class P, class G>
+  void update(Eigen::Index offset, P&& parameters, const G& gradients, const Scales& s) {
+    auto m = m_.segment(offset, gradients.size());
+    auto v = v_.segment(offset, gradients.size());
+    m = s.b1 * m + (Scalar(1) - s.b1) * gradients;
+    v = s.b2 * v + (Scalar(1) - s.b2) * gradients.cwiseAbs2();
+    parameters.array() -= s.lr * (s.m_scale * m.array()) / ((s.v_scale * v.array()).sqrt() + s.eps);
   }
 
   AdamOptions options_;
@@ -111,6 +184,34 @@ double clip_by_global_norm(double max_norm, Vectors&&... gradients) {
   if (!(norm <= max_norm)) {
     const double scale = max_norm / norm;
     ((gradients *= static_cast<typename std::remove_cvref_t<Vectors>::Scalar>(scale)), ...);
+  }
+  return norm;
+}
+
+/// clip_by_global_norm over a network's gradient blocks (ParameterBlocks, e.g. gradients() of an
+/// ActorCriticNetwork): ‖g‖² is summed block by block, each block's sum in double, as optax sums
+/// its leaves; every block is scaled alike.
+template <class Blocks>
+requires(!detail::DenseEigenVector<Blocks>) && requires {
+  typename detail::parameter_block_scalar<std::remove_cvref_t<Blocks>>::type;
+}
+double clip_by_global_norm(double max_norm, const Blocks& gradients) {
+  using Scalar = typename detail::parameter_block_scalar<std::remove_cvref_t<Blocks>>::type;
+  static_assert(std::is_floating_point_v<Scalar>, "clip_by_global_norm: the gradient blocks must be writable");
+  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  if (!(max_norm > 0.0 && max_norm < std::numeric_limits<double>::infinity()))
+    detail::invalid("clip_by_global_norm: max_norm must be positive and finite, got ", max_norm);
+  const std::size_t blocks = detail::parameter_block_count(gradients);
+  const auto map = [&](std::size_t b) {
+    const auto block = detail::parameter_block(gradients, b);
+    return Eigen::Map<Vector>(block.data(), static_cast<Eigen::Index>(block.size()));
+  };
+  double sum = 0.0;
+  for (std::size_t b = 0; b < blocks; ++b) sum += map(b).template cast<double>().squaredNorm();
+  const double norm = std::sqrt(sum);
+  if (!(norm <= max_norm)) {
+    const auto scale = static_cast<Scalar>(max_norm / norm);
+    for (std::size_t b = 0; b < blocks; ++b) map(b) *= scale;
   }
   return norm;
 }

@@ -127,12 +127,15 @@ enum class ActionSelection { sample, greedy };
 /// It refers to the agent's actor and, if the agent normalises its features, to its normaliser,
 /// which it only reads (it sees the statistics of the moment, and more training moves them): keep
 /// the agent alive.
-template <class Phi, class Scalar = float>
+///
+/// Net is the actor: an Mlp<Scalar> (its output is the logits), or an agent's whole network (an
+/// ActorCriticNetwork, whose forward_policy gives the logits).
+template <class Phi, class Scalar = float, class Net = Mlp<Scalar>>
 class PpoPolicy {
  public:
   /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are),
   /// which must have the actor's input dimension (dense features only), choosing as `selection` says.
-  explicit PpoPolicy(Mlp<Scalar>& actor, const FeatureNormalizer* normalizer = nullptr,
+  explicit PpoPolicy(Net& actor, const FeatureNormalizer* normalizer = nullptr,
                      ActionSelection selection = ActionSelection::sample)
       : actor_(&actor), normalizer_(normalizer), selection_(selection) {
     if (selection != ActionSelection::sample && selection != ActionSelection::greedy)
@@ -154,7 +157,7 @@ class PpoPolicy {
     inputs_.resize(actor_->input_dim(), 1);
     inputs_.set(0, features);
     normalize(1);
-    return choose(actor_->forward(inputs_.block(0, 1)).col(0), gen);
+    return choose(logits(inputs_.block(0, 1)).col(0), gen);
   }
 
   /// A batch: actions[i] from features[i] with gens[i] (one forward pass of the actor).
@@ -167,9 +170,9 @@ class PpoPolicy {
     if (inputs_.size() != features.size()) inputs_.resize(actor_->input_dim(), features.size());
     for (std::size_t i = 0; i < features.size(); ++i) inputs_.set(i, features[i]);
     normalize(features.size());
-    const auto logits = actor_->forward(inputs_.block(0, features.size()));
+    const auto& out = logits(inputs_.block(0, features.size()));
     for (std::size_t i = 0; i < features.size(); ++i)
-      actions[i] = choose(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
+      actions[i] = choose(out.col(static_cast<Eigen::Index>(i)), gens[i]);
   }
 
   [[nodiscard]] ActionSelection selection() const noexcept { return selection_; }
@@ -180,12 +183,20 @@ class PpoPolicy {
       if (normalizer_ != nullptr) inputs_.normalize(0, count, *normalizer_);
   }
 
+  template <class Input>
+  decltype(auto) logits(const Input& input) {
+    if constexpr (ActorCriticNetwork<Net, Phi>)
+      return actor_->forward_policy(input);
+    else
+      return actor_->forward(input);
+  }
+
   template <class Logits, class G>
   Action choose(const Logits& logits, G& gen) const {
     return selection_ == ActionSelection::greedy ? greedy_action(logits) : sample_categorical(logits, gen).action;
   }
 
-  Mlp<Scalar>* actor_;
+  Net* actor_;
   const FeatureNormalizer* normalizer_;
   ActionSelection selection_;
   FeatureColumns<Phi, Scalar> inputs_;
@@ -195,18 +206,20 @@ namespace detail {
 /// Selects, by argument-dependent lookup, the loops of memtrace/loop/ppo.hpp for the deprecated
 /// members Ppo::train and Ppo::evaluate (learn/ does not include loop/).
 struct PpoLoopTag {};
+/// Reads and restores an agent's private state for learn/ppo_checkpoint.hpp (defined there only).
+struct PpoStateAccess;
 }  // namespace detail
 
-template <class Phi, class Scalar>
+template <class Phi, class Scalar, class Network>
 class Ppo;
 
 /// The acting side of a Ppo agent bound to one buffer, for Rollout: a BatchPolicy (act) and the
 /// rollout's sink (operator()), so that `rollout.collect(acting, n_steps, acting)` fills the buffer;
 /// then bootstrap(rollout.features()) and agent.update(buffer). Refers to both: keep them alive.
-template <class Phi, class Scalar = float>
+template <class Phi, class Scalar = float, class Network = ActorCritic<Scalar>>
 class PpoActing {
  public:
-  PpoActing(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer) : agent_(&agent), buffer_(&buffer) {}
+  PpoActing(Ppo<Phi, Scalar, Network>& agent, PpoBuffer<Phi, Scalar>& buffer) : agent_(&agent), buffer_(&buffer) {}
 
   /// agent.act(buffer, features, gens, actions).
   template <std::uniform_random_bit_generator G>
@@ -219,13 +232,15 @@ class PpoActing {
   void bootstrap(std::span<const Phi> features) { agent_->bootstrap(*buffer_, features); }
 
  private:
-  Ppo<Phi, Scalar>* agent_;
+  Ppo<Phi, Scalar, Network>* agent_;
   PpoBuffer<Phi, Scalar>* buffer_;
 };
 
 /// A PPO agent for features of type Phi (a dense Eigen column vector of Scalar, e.g. the
 /// Eigen::VectorXf of a float TraceBank, or a MultiHot<C>, e.g. a FrameStack of one-hot views, fed
-/// to the networks' sparse first layer) in float (the default) or double.
+/// to the networks' sparse first layer) in float (the default) or double, with the network Network:
+/// the paper's two MLPs (ActorCritic, the default) or any ActorCriticNetwork whose policy output is
+/// the logits of a categorical policy (docs/control.md, "Your own network").
 ///
 /// Its data path (docs/control.md, "PPO's data path"): the agent writes a PpoBuffer while acting,
 /// one step at a time, and learns from it:
@@ -240,9 +255,9 @@ class PpoActing {
 /// of a buffer, act, record, bootstrap and update allocate nothing (MultiHot<dynamic> columns keep
 /// the capacity they got).
 ///
-/// Randomness: the initial parameters (actor, then critic) and every epoch's permutation come from
-/// the agent's own Xoshiro256StarStar(seed); actions from the environments' generators. Same seed,
-/// same environments: the same parameters, bit for bit.
+/// Randomness: the initial parameters of the default network (actor, then critic) and every
+/// epoch's permutation come from the agent's own Xoshiro256StarStar(seed); actions from the
+/// environments' generators. Same seed, same environments: the same parameters, bit for bit.
 ///
 /// With options.normalize_features, act first folds the n_envs features into the agent's
 /// FeatureNormalizer and then stores them normalised (acting changes the agent's statistics: the
@@ -250,40 +265,59 @@ class PpoActing {
 /// the statistics of the moment, without updating them, and policy() only reads them. Off (the
 /// default), nothing of it runs. A step that Rollout refuses after act (an environment with fewer
 /// actions than the agent) has already been counted by the normaliser.
-template <class Phi, class Scalar = float>
+template <class Phi, class Scalar = float, class Network = ActorCritic<Scalar>>
 class Ppo {
   static_assert(std::same_as<Scalar, float> || std::same_as<Scalar, double>, "Ppo: Scalar must be float or double");
   static_assert(detail::PpoFeatures<Phi, Scalar>,
                 "Ppo: features must be a dense Eigen column vector of the agent's Scalar (e.g. Eigen::VectorXf for "
                 "Ppo<Eigen::VectorXf, float>) or a MultiHot<C>");
+  static_assert(ActorCriticNetwork<Network, Phi>,
+                "Ppo: Network must model ActorCriticNetwork for these features: forward_policy, forward_value, "
+                "backward, parameters, gradients, input_dim and policy_dim (docs/control.md, \"Your own network\")");
+  static_assert(std::same_as<typename Network::scalar_type, Scalar>, "Ppo: Network's scalar_type must be Scalar");
 
  public:
   using features_type = Phi;
   using scalar_type = Scalar;
+  using network_type = Network;
   using buffer_type = PpoBuffer<Phi, Scalar>;
+  /// What policy() returns: for the default network a policy of the actor alone.
+  using policy_type = std::conditional_t<std::same_as<Network, ActorCritic<Scalar>>, PpoPolicy<Phi, Scalar>,
+                                         PpoPolicy<Phi, Scalar, Network>>;
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
   static constexpr bool sparse = detail::ppo_sparse<Phi>;
 
-  /// An agent for features of dimension input_dim and num_actions actions; networks initialised
-  /// (ActorCritic::initialize_orthogonal) from Xoshiro256StarStar(seed). Bad options throw
-  /// std::invalid_argument naming the option and its value, before anything is allocated.
-  Ppo(std::size_t input_dim, std::size_t num_actions, PpoOptions options = {}, std::uint64_t seed = 0)
+  /// An agent for features of dimension input_dim and num_actions actions with the default network
+  /// (ActorCritic of options.hidden_sizes), initialised (ActorCritic::initialize_orthogonal) from
+  /// Xoshiro256StarStar(seed). Bad options throw std::invalid_argument naming the option and its
+  /// value, before anything is allocated.
+  Ppo(std::size_t input_dim, std::size_t num_actions, PpoOptions options = {},
+      std::uint64_t seed = 0) requires std::same_as<Network, ActorCritic<Scalar>>
       : options_(checked(std::move(options), input_dim, num_actions)),
-        samples_(options_.n_envs * options_.n_steps),
+        samples_(options_.n_envs* options_.n_steps),
         minibatch_size_(samples_ / options_.minibatches),
         gen_(seed),
         nets_(input_dim, num_actions, options_.hidden_sizes),
-        actor_adam_(nets_.actor().num_parameters(), options_.adam),
-        critic_adam_(nets_.critic().num_parameters(), options_.adam) {
-    if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim, options_.normalizer);
+        adam_(parameter_count(nets_), options_.adam) {
     nets_.initialize_orthogonal(gen_);
-    permutation_.resize(samples_);
-    stats_.reserve(samples_);
-    minibatch_.reserve(input_dim, minibatch_size_);
-    workspace_.reserve(num_actions, minibatch_size_);
-    nets_.reserve(std::max(minibatch_size_, options_.n_envs));
+    prepare();
+  }
+
+  /// An agent that trains `network` as it is (its parameters are not initialised again: that is
+  /// the caller's), with features of dimension network.input_dim() and network.policy_dim()
+  /// actions; Xoshiro256StarStar(seed) draws the epochs' permutations. options.hidden_sizes is not
+  /// used (it shapes the default network only). Throws std::invalid_argument for bad options or a
+  /// network whose gradient blocks do not have the sizes of its parameter blocks.
+  explicit Ppo(Network network, PpoOptions options = {}, std::uint64_t seed = 0)
+      : options_(checked(std::move(options), network.input_dim(), network.policy_dim())),
+        samples_(options_.n_envs * options_.n_steps),
+        minibatch_size_(samples_ / options_.minibatches),
+        gen_(seed),
+        nets_(std::move(network)),
+        adam_(parameter_count(nets_), options_.adam) {
+    prepare();
   }
 
   // ---- acting and recording: the data path ----
@@ -294,9 +328,9 @@ class Ppo {
   }
 
   /// The BatchPolicy and sink that fill buffer for Rollout (PpoActing).
-  [[nodiscard]] PpoActing<Phi, Scalar> acting(PpoBuffer<Phi, Scalar>& buffer) {
+  [[nodiscard]] PpoActing<Phi, Scalar, Network> acting(PpoBuffer<Phi, Scalar>& buffer) {
     check_buffer("Ppo::acting", buffer);
-    return PpoActing<Phi, Scalar>(*this, buffer);
+    return PpoActing<Phi, Scalar, Network>(*this, buffer);
   }
 
   /// Step buffer.recorded of the rollout: stores the n_envs features, runs one forward pass of both
@@ -327,7 +361,7 @@ class Ppo {
     for (std::size_t i = 0; i < n; ++i) buffer.features.set(base + i, features[i]);
     normalize(buffer.features, base, n);
     const auto input = buffer.features.block(base, n);
-    const auto logits = nets_.actor().forward(input);
+    const auto& logits = nets_.forward_policy(input);
     for (std::size_t i = 0; i < n; ++i) {
       const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
       actions[i] = s.action;
@@ -335,7 +369,7 @@ class Ppo {
       buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
     }
     buffer.values.segment(static_cast<Eigen::Index>(base), static_cast<Eigen::Index>(n)) =
-        nets_.critic().forward(input).row(0).transpose();
+        nets_.forward_value(input).row(0).transpose();
     buffer.acted = buffer.recorded + 1;
   }
 
@@ -407,7 +441,7 @@ class Ppo {
   void compute_advantages(PpoBuffer<Phi, Scalar>& buffer) {
     check_learnable("Ppo::compute_advantages", buffer);
     const std::size_t n = options_.n_envs;
-    buffer.bootstrap_values = nets_.critic().forward(buffer.features.block(samples_, n)).row(0).transpose();
+    buffer.bootstrap_values = nets_.forward_value(buffer.features.block(samples_, n)).row(0).transpose();
     const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
     generalized_advantages<Scalar>(gae, n, buffer.steps, as_span(buffer.values), as_span(buffer.bootstrap_values),
                                    as_span(buffer.final_values), as_span(buffer.advantages), as_span(buffer.targets));
@@ -443,13 +477,11 @@ class Ppo {
         minibatch_.gather(buffer,
                           std::span<const std::size_t>(permutation_.data() + m * minibatch_size_, minibatch_size_));
         const PpoLoss l = ppo_loss(nets_, minibatch_, loss_coefficients(), true, workspace_);
-        const double norm =
-            clip_by_global_norm(options_.max_grad_norm, nets_.actor().gradients(), nets_.critic().gradients());
+        const double norm = clip_by_global_norm(options_.max_grad_norm, nets_.gradients());
         const double rate = learning_rate();
         if (epoch == 0 && m == 0) stats.first_learning_rate = rate;
         stats.last_learning_rate = rate;
-        actor_adam_.step(nets_.actor().parameters(), nets_.actor().gradients(), rate);
-        critic_adam_.step(nets_.critic().parameters(), nets_.critic().gradients(), rate);
+        adam_.step(nets_.parameters(), nets_.gradients(), rate);
         const double terms[7] = {l.loss, l.policy_loss, l.value_loss, l.entropy, l.approx_kl, l.clip_fraction, norm};
         for (int k = 0; k < 7; ++k) sums[k] += terms[k];
       }
@@ -465,7 +497,7 @@ class Ppo {
     ++updates_;
     stats.update = updates_;
     stats.env_steps = updates_ * samples_;
-    stats.adam_steps = actor_adam_.count();
+    stats.adam_steps = adam_.count();
     stats_.set(stats, buffer.episodes);  // a copy: the stats outlive the buffer
     buffer.clear();
     return stats_.stats();
@@ -561,8 +593,12 @@ class Ppo {
   // ---- acting outside training ----
 
   /// The policy (the actor, sampled or greedy), recording nothing: for evaluation and replays.
-  [[nodiscard]] PpoPolicy<Phi, Scalar> policy(ActionSelection selection = ActionSelection::sample) {
-    return PpoPolicy<Phi, Scalar>(nets_.actor(), options_.normalize_features ? &normalizer_ : nullptr, selection);
+  [[nodiscard]] policy_type policy(ActionSelection selection = ActionSelection::sample) {
+    const FeatureNormalizer* normalizer = options_.normalize_features ? &normalizer_ : nullptr;
+    if constexpr (std::same_as<Network, ActorCritic<Scalar>>)
+      return policy_type(nets_.actor(), normalizer, selection);
+    else
+      return policy_type(nets_, normalizer, selection);
   }
 
   /// Deprecated in 0.3.0, removed in 0.4.0: memtrace::evaluate(agent, env, memory, gen,
@@ -582,16 +618,28 @@ class Ppo {
   // ---- inspection ----
 
   [[nodiscard]] const PpoOptions& options() const noexcept { return options_; }
-  [[nodiscard]] std::size_t input_dim() const noexcept { return nets_.input_dim(); }
-  [[nodiscard]] std::size_t num_actions() const noexcept { return nets_.num_actions(); }
-  [[nodiscard]] ActorCritic<Scalar>& networks() noexcept { return nets_; }
-  [[nodiscard]] const ActorCritic<Scalar>& networks() const noexcept { return nets_; }
-  [[nodiscard]] Mlp<Scalar>& actor() noexcept { return nets_.actor(); }
-  [[nodiscard]] Mlp<Scalar>& critic() noexcept { return nets_.critic(); }
-  [[nodiscard]] const Mlp<Scalar>& actor() const noexcept { return nets_.actor(); }
-  [[nodiscard]] const Mlp<Scalar>& critic() const noexcept { return nets_.critic(); }
+  [[nodiscard]] std::size_t input_dim() const noexcept { return static_cast<std::size_t>(nets_.input_dim()); }
+  [[nodiscard]] std::size_t num_actions() const noexcept { return static_cast<std::size_t>(nets_.policy_dim()); }
+  /// The network (the paper's two MLPs by default).
+  [[nodiscard]] Network& networks() noexcept { return nets_; }
+  [[nodiscard]] const Network& networks() const noexcept { return nets_; }
+  /// The default network's actor and critic.
+  [[nodiscard]] Mlp<Scalar>& actor() noexcept requires std::same_as<Network, ActorCritic<Scalar>> {
+    return nets_.actor();
+  }
+  [[nodiscard]] Mlp<Scalar>& critic() noexcept requires std::same_as<Network, ActorCritic<Scalar>> {
+    return nets_.critic();
+  }
+  [[nodiscard]] const Mlp<Scalar>& actor() const noexcept requires std::same_as<Network, ActorCritic<Scalar>> {
+    return nets_.actor();
+  }
+  [[nodiscard]] const Mlp<Scalar>& critic() const noexcept requires std::same_as<Network, ActorCritic<Scalar>> {
+    return nets_.critic();
+  }
+  /// The optimiser: one Adam over the network's parameter blocks.
+  [[nodiscard]] const Adam<Scalar>& optimizer() const noexcept { return adam_; }
   [[nodiscard]] std::size_t updates() const noexcept { return updates_; }
-  [[nodiscard]] std::size_t adam_steps() const noexcept { return actor_adam_.count(); }
+  [[nodiscard]] std::size_t adam_steps() const noexcept { return adam_.count(); }
   /// The schedule's horizon in updates (0 until set).
   [[nodiscard]] std::size_t total_updates() const noexcept { return horizon_; }
   /// Sets the schedule's horizon: the learning rate anneals to 0 over total_updates updates
@@ -606,8 +654,7 @@ class Ppo {
   [[nodiscard]] double learning_rate() const noexcept {
     if (!options_.anneal_lr) return options_.learning_rate;
     if (horizon_ == 0) return options_.learning_rate;
-    return LinearSchedule(options_.learning_rate,
-                          horizon_ * options_.epochs * options_.minibatches)(actor_adam_.count());
+    return LinearSchedule(options_.learning_rate, horizon_ * options_.epochs * options_.minibatches)(adam_.count());
   }
   /// The feature normaliser (dim 0 unless options.normalize_features).
   [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
@@ -702,12 +749,43 @@ class Ppo {
     return {v.data(), static_cast<std::size_t>(v.size())};
   }
 
+  /// The number of parameters of a network whose gradient blocks have the sizes of its parameter
+  /// blocks (else std::invalid_argument).
+  static std::size_t parameter_count(Network& nets) {
+    const auto parameters = nets.parameters();
+    const auto gradients = nets.gradients();
+    const std::size_t blocks = detail::parameter_block_count(parameters);
+    if (detail::parameter_block_count(gradients) != blocks)
+      detail::invalid("Ppo: the network's gradients() has ", detail::parameter_block_count(gradients),
+                      " blocks, its parameters() ", blocks);
+    std::size_t count = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t size = detail::parameter_block(parameters, b).size();
+      if (detail::parameter_block(gradients, b).size() != size)
+        detail::invalid("Ppo: the network's gradients() block ", b, " has ",
+                        detail::parameter_block(gradients, b).size(), " entries, its parameters() block ", size);
+      count += size;
+    }
+    if (count == 0) detail::invalid("Ppo: the network has no parameters");
+    return count;
+  }
+
+  /// What both constructors do once the network exists: the normaliser and the workspaces.
+  void prepare() {
+    if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim(), options_.normalizer);
+    permutation_.resize(samples_);
+    stats_.reserve(samples_);
+    minibatch_.reserve(input_dim(), minibatch_size_);
+    workspace_.reserve(num_actions(), minibatch_size_);
+    if constexpr (requires { nets_.reserve(std::size_t{}); }) nets_.reserve(std::max(minibatch_size_, options_.n_envs));
+  }
+
   /// The critic's value of one feature vector (a forward pass of batch 1 through the first column of
   /// the minibatch workspace, which every update fills: no allocation for MultiHot<dynamic> either).
   Scalar value(const Phi& phi) {
     minibatch_.features.set(0, phi);
     normalize(minibatch_.features, 0, 1);
-    return nets_.critic().forward(minibatch_.features.block(0, 1))(0, 0);
+    return nets_.forward_value(minibatch_.features.block(0, 1))(0, 0);
   }
 
   /// Normalises columns [first, first + count) of `store` if the options ask for it.
@@ -762,12 +840,14 @@ class Ppo {
     return *own_;
   }
 
+  friend struct detail::PpoStateAccess;
+
   PpoOptions options_;
   std::size_t samples_;         // n_envs·n_steps
   std::size_t minibatch_size_;  // samples per minibatch
   DefaultGenerator gen_;
-  ActorCritic<Scalar> nets_;
-  Adam<Scalar> actor_adam_, critic_adam_;
+  Network nets_;
+  Adam<Scalar> adam_;             // over nets_.parameters(), block after block
   FeatureNormalizer normalizer_;  // dim 0 unless options_.normalize_features
   std::size_t horizon_ = options_.total_updates;
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "memtrace/concepts.hpp"
 #include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/ppo_buffer.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -55,29 +56,41 @@ struct PpoLossWorkspace {
 };
 
 /// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
-/// parameters of nets: one forward pass of both networks,
+/// parameters of nets (an ActorCriticNetwork whose policy output is the logits of a categorical
+/// policy, e.g. ActorCritic): one forward pass of both heads,
 ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
 ///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
 ///   − ent_coef·mean H(π).
-/// With gradients = true the networks' gradients() are overwritten with d loss / dθ; nothing is
-/// clipped or stepped. Nothing else changes but the networks' forward caches and the workspace.
-/// Throws std::invalid_argument for an empty minibatch, a count beyond what it holds, an action
-/// out of range, or features that do not fit the networks (Mlp::forward checks them), before any
-/// gradient is written.
-template <class Phi, class Scalar>
-PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& minibatch,
-                 const PpoLossCoefficients& coefficients, bool gradients, PpoLossWorkspace<Scalar>& workspace) {
+/// With gradients = true the networks' gradients() are overwritten with d loss / dθ (through
+/// nets.backward); nothing is clipped or stepped. Nothing else changes but the networks' forward
+/// caches and the workspace. Throws std::invalid_argument for an empty minibatch, a count beyond
+/// what it holds, an action out of range, or features whose dimension is not the networks'
+/// input_dim(), before any gradient is written.
+template <class Phi, class Scalar, class Network>
+PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, const PpoLossCoefficients& coefficients,
+                 bool gradients, PpoLossWorkspace<Scalar>& workspace) {
+  static_assert(ActorCriticNetwork<Network, Phi>,
+                "ppo_loss: nets must model ActorCriticNetwork for these features (docs/control.md, \"Your own "
+                "network\")");
+  static_assert(std::same_as<typename Network::scalar_type, Scalar>,
+                "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+  const std::size_t num_actions = nets.policy_dim();
   const std::size_t b = minibatch.count;
   if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
   if (b > minibatch.features.size() || b > minibatch.actions.size() ||
       b > static_cast<std::size_t>(
               std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
     detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
+  if (minibatch.features.dim() != static_cast<std::size_t>(nets.input_dim()))
+    detail::invalid("ppo_loss: minibatch.features has dimension ", minibatch.features.dim(),
+                    ", expected the networks' input_dim = ", nets.input_dim());
   for (std::size_t j = 0; j < b; ++j)
-    if (minibatch.actions[j] >= nets.num_actions())
+    if (minibatch.actions[j] >= num_actions)
       detail::invalid("ppo_loss: minibatch.actions[", j, "] = ", minibatch.actions[j],
-                      ", expected < num_actions = ", nets.num_actions());
-  workspace.reserve(nets.num_actions(), b);
+                      ", expected < num_actions = ", num_actions);
+  workspace.reserve(num_actions, b);
   const auto cols = static_cast<Eigen::Index>(b);
   const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
   // Normalise the minibatch's advantages (population std, + 1e-8), in double.
@@ -92,8 +105,13 @@ PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& min
   const double denominator = std::sqrt(var / static_cast<double>(b)) + 1e-8;
 
   const auto input = minibatch.features.block(0, b);
-  const auto logits = nets.actor().forward(input);
-  const auto v_new = nets.critic().forward(input);
+  const auto& logits = nets.forward_policy(input);
+  const auto& v_new = nets.forward_value(input);
+  if (static_cast<std::size_t>(logits.rows()) != num_actions || logits.cols() != cols || v_new.rows() != 1 ||
+      v_new.cols() != cols)
+    detail::invalid("ppo_loss: the networks returned a policy output of ", logits.rows(), " x ", logits.cols(),
+                    " and values of ", v_new.rows(), " x ", v_new.cols(), ", expected ", num_actions, " x ", cols,
+                    " and 1 x ", cols);
 
   // log-softmax and entropy of every column, vectorised over the minibatch.
   auto m = workspace.row_max.head(cols);
@@ -151,15 +169,14 @@ PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& min
   for (std::size_t j = 0; j < b; ++j)
     dl(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j)) +=
         coef[static_cast<Eigen::Index>(j)];
-  nets.actor().backward(input, dl);
-  nets.critic().backward(input, dv);
+  nets.backward(input, Eigen::Ref<const Matrix>(dl), Eigen::Ref<const RowVector>(dv));
   return out;
 }
 
 /// ppo_loss with a workspace of its own (allocates; for tests and one-off evaluations).
-template <class Phi, class Scalar>
-PpoLoss ppo_loss(ActorCritic<Scalar>& nets, const PpoMinibatch<Phi, Scalar>& minibatch,
-                 const PpoLossCoefficients& coefficients, bool gradients) {
+template <class Phi, class Scalar, class Network>
+PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, const PpoLossCoefficients& coefficients,
+                 bool gradients) {
   PpoLossWorkspace<Scalar> workspace;
   return ppo_loss(nets, minibatch, coefficients, gradients, workspace);
 }

@@ -36,31 +36,13 @@ void append_mlp_tensors(TensorFile& file, const std::string& prefix, const Mlp<S
   }
 }
 
-// The tensor `name` of `file` (the first of that name, as TensorFile::at finds it), of dtype
-// `dtype` and `shape`, with as many values as the shape holds, every one finite; or an exception
-// naming what differs.
-inline const Tensor& expected_tensor(const TensorFile& file, const std::string& name, TensorDtype dtype,
-                                     const std::vector<std::size_t>& shape) {
-  const Tensor* found = file.find(name);
-  if (found == nullptr) invalid("load_ppo_weights: the file has no tensor \"", name, "\"");
-  if (found->dtype != dtype || found->shape != shape)
-    invalid("load_ppo_weights: tensor \"", name, "\" is ", dtype_name(found->dtype), " ", shape_text(found->shape),
-            ", the agent needs ", dtype_name(dtype), " ", shape_text(shape));
-  std::size_t count = 0;
-  if (!element_count(shape, count) || found->values.size() != count)
-    invalid("load_ppo_weights: tensor \"", name, "\" holds ", found->values.size(), " values, its shape ", count);
-  for (const double v : found->values)
-    if (!std::isfinite(v)) invalid("load_ppo_weights: tensor \"", name, "\" holds ", v, "; weights must be finite");
-  return *found;
-}
-
 template <class Scalar>
 void check_mlp_tensors(const TensorFile& file, const std::string& prefix, const Mlp<Scalar>& net) {
   const TensorDtype dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
   for (std::size_t l = 0; l < net.num_layers(); ++l) {
     const std::size_t in = net.sizes()[l], out = net.sizes()[l + 1];
-    (void)expected_tensor(file, prefix + "." + std::to_string(l) + ".weight", dtype, {out, in});
-    (void)expected_tensor(file, prefix + "." + std::to_string(l) + ".bias", dtype, {out});
+    (void)expected_tensor("load_ppo_weights", file, prefix + "." + std::to_string(l) + ".weight", dtype, {out, in});
+    (void)expected_tensor("load_ppo_weights", file, prefix + "." + std::to_string(l) + ".bias", dtype, {out});
   }
 }
 
@@ -140,10 +122,10 @@ void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
   FeatureNormalizer normalizer;
   if (normalized) {
     const auto d = agent.input_dim();
-    const double count = detail::expected_tensor(file, "normalizer.count", TensorDtype::f64, {}).values[0];
-    const Tensor& mean = detail::expected_tensor(file, "normalizer.mean", TensorDtype::f64, {d});
-    const Tensor& m2 = detail::expected_tensor(file, "normalizer.squared_deviations", TensorDtype::f64, {d});
-    const Tensor& variance = detail::expected_tensor(file, "normalizer.variance", TensorDtype::f64, {d});
+    const double count = detail::expected_tensor("load_ppo_weights", file, "normalizer.count", TensorDtype::f64, {}).values[0];
+    const Tensor& mean = detail::expected_tensor("load_ppo_weights", file, "normalizer.mean", TensorDtype::f64, {d});
+    const Tensor& m2 = detail::expected_tensor("load_ppo_weights", file, "normalizer.squared_deviations", TensorDtype::f64, {d});
+    const Tensor& variance = detail::expected_tensor("load_ppo_weights", file, "normalizer.variance", TensorDtype::f64, {d});
     if (!(count >= 0.0 && count <= 9007199254740992.0 && count == std::floor(count)))
       detail::invalid("load_ppo_weights: normalizer.count must be a whole number in [0, 2^53], got ", count);
     // Python normalises with the variance, memtrace with M2 / count: they must agree.

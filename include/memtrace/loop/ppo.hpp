@@ -34,9 +34,9 @@ namespace memtrace {
 /// std::invalid_argument (before any step) for a rollout whose size is not n_envs, a memory whose
 /// dim() is not input_dim(), total_env_steps < n_envs·n_steps, a horizon whose Adam steps would
 /// overflow or a buffer of another shape; std::logic_error for a buffer that is not empty.
-template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
+template <class Phi, class Scalar, class Net, class Env, class M, class G, class OnUpdate>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
+void train(Ppo<Phi, Scalar, Net>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
            std::size_t total_env_steps, OnUpdate&& on_update) {
   const PpoOptions& options = agent.options();
   const std::size_t n = options.n_envs;
@@ -49,7 +49,7 @@ void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env,
                       ", expected input_dim = ", agent.input_dim());
   if (total_env_steps < samples)
     detail::invalid("train: total_env_steps must be at least n_envs·n_steps = ", samples, ", got ", total_env_steps);
-  PpoActing<Phi, Scalar> acting = agent.acting(buffer);  // checks the buffer's shape
+  PpoActing<Phi, Scalar, Net> acting = agent.acting(buffer);  // checks the buffer's shape
   if (buffer.recorded != 0 || buffer.acted != 0)
     throw std::logic_error(
         detail::message("train: the buffer holds ", buffer.recorded, " recorded steps (update or clear it first)"));
@@ -73,22 +73,23 @@ void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env,
 }
 
 /// train on a buffer of its own (allocated at each call).
-template <class Phi, class Scalar, class Env, class M, class G, class OnUpdate>
+template <class Phi, class Scalar, class Net, class Env, class M, class G, class OnUpdate>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
+void train(Ppo<Phi, Scalar, Net>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps,
+           OnUpdate&& on_update) {
   PpoBuffer<Phi, Scalar> buffer = agent.make_buffer();
   train(agent, buffer, rollout, total_env_steps, std::forward<OnUpdate>(on_update));
 }
 
-template <class Phi, class Scalar, class Env, class M, class G>
+template <class Phi, class Scalar, class Net, class Env, class M, class G>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
+void train(Ppo<Phi, Scalar, Net>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
   train(agent, rollout, total_env_steps, [](const PpoStats&) {});
 }
 
-template <class Phi, class Scalar, class Env, class M, class G>
+template <class Phi, class Scalar, class Net, class Env, class M, class G>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
+void train(Ppo<Phi, Scalar, Net>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
            std::size_t total_env_steps) {
   train(agent, buffer, rollout, total_env_steps, [](const PpoStats&) {});
 }
@@ -102,9 +103,9 @@ void train(Ppo<Phi, Scalar>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env,
 /// returned): fewer than `episodes` come back when the cap binds, so that a policy that never ends
 /// its episodes is evaluated in bounded time. Throws std::invalid_argument for max_steps = 0 or a
 /// memory whose dim() is not input_dim().
-template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
+template <class Phi, class Scalar, class Net, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
-    Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
+    Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
     std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
     ActionSelection selection = ActionSelection::sample) {
   if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
@@ -113,7 +114,7 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
   std::vector<EpisodeEnd> out;
   out.reserve(episodes);
   Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
-  PpoPolicy<Phi, Scalar> pi = agent.policy(selection);
+  auto pi = agent.policy(selection);
   std::size_t t = 0;
   while (out.size() < episodes && t < max_steps) {
     one.step(pi, [&](const RolloutBatch<Phi>& batch) {
@@ -129,21 +130,22 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
 
 /// evaluate with the selection before the (optional) step cap: evaluate(agent, env, memory, gen,
 /// 100, ActionSelection::greedy).
-template <class Phi, class Scalar, class Env, class M, std::uniform_random_bit_generator G>
+template <class Phi, class Scalar, class Net, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
-    Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes, ActionSelection selection,
-    std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
+    Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
+    ActionSelection selection, std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
   return evaluate(agent, env, memory, gen, episodes, max_steps, selection);
 }
 
 namespace detail {
 // The deprecated members Ppo::train and Ppo::evaluate find these by argument-dependent lookup.
-template <class Phi, class Scalar, class R, class... OnUpdate>
-void ppo_loop(PpoLoopTag, Ppo<Phi, Scalar>& agent, R& rollout, std::size_t total_env_steps, OnUpdate&&... on_update) {
+template <class Phi, class Scalar, class Net, class R, class... OnUpdate>
+void ppo_loop(PpoLoopTag, Ppo<Phi, Scalar, Net>& agent, R& rollout, std::size_t total_env_steps,
+              OnUpdate&&... on_update) {
   train(agent, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
 }
-template <class Phi, class Scalar, class Env, class M, class G, class... MaxSteps>
-std::vector<EpisodeEnd> ppo_loop(PpoLoopTag, Ppo<Phi, Scalar>& agent, const Env& env, const M& memory, G& gen,
+template <class Phi, class Scalar, class Net, class Env, class M, class G, class... MaxSteps>
+std::vector<EpisodeEnd> ppo_loop(PpoLoopTag, Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen,
                                  std::size_t episodes, MaxSteps... max_steps) {
   return evaluate(agent, env, memory, gen, episodes, static_cast<std::size_t>(max_steps)...);
 }

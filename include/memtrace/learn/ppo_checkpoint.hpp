@@ -1,0 +1,224 @@
+#pragma once
+// A PPO agent's whole state as named tensors, for checkpoints (checkpoint.hpp): every parameter of
+// its network (any ActorCriticNetwork: its parameter blocks), Adam's moments and step count, the
+// agent's generator, its update count and schedule horizon, and its feature normaliser; restored
+// into an agent built with the same options, it continues bit for bit as the agent that was saved.
+// Opt-in. See docs/control.md ("Checkpoints").
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memtrace/checkpoint.hpp"
+#include "memtrace/learn/feature_normalizer.hpp"
+#include "memtrace/learn/ppo.hpp"
+#include "memtrace/random.hpp"
+#include "memtrace/safetensors.hpp"
+
+namespace memtrace {
+
+/// The format of save_ppo_checkpoint's files (TensorFile::metadata["format"]).
+inline constexpr std::string_view ppo_checkpoint_format = "memtrace.ppo_checkpoint.1";
+
+namespace detail {
+
+/// Every option of a PpoOptions, one `name=value` a line, numbers as the shortest text that reads
+/// back: a checkpoint records them, and an agent of other options refuses it by the first that
+/// differs.
+[[nodiscard]] inline std::string ppo_options_text(const PpoOptions& o) {
+  std::ostringstream out;
+  std::string hidden;
+  for (const std::size_t h : o.hidden_sizes) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+  out << "n_envs=" << o.n_envs << "\nn_steps=" << o.n_steps << "\ndiscount=" << message(o.discount)
+      << "\ngae_lambda=" << message(o.gae_lambda) << "\ntruncation=" << static_cast<int>(o.truncation)
+      << "\nepochs=" << o.epochs << "\nminibatches=" << o.minibatches << "\nclip_epsilon=" << message(o.clip_epsilon)
+      << "\nvf_coef=" << message(o.vf_coef) << "\nent_coef=" << message(o.ent_coef)
+      << "\nmax_grad_norm=" << message(o.max_grad_norm) << "\nlearning_rate=" << message(o.learning_rate)
+      << "\nanneal_lr=" << o.anneal_lr << "\ntotal_updates=" << o.total_updates << "\nhidden_sizes=" << hidden
+      << "\nadam.beta1=" << message(o.adam.beta1) << "\nadam.beta2=" << message(o.adam.beta2)
+      << "\nadam.epsilon=" << message(o.adam.epsilon) << "\nnormalize_features=" << o.normalize_features
+      << "\nnormalizer.epsilon=" << message(o.normalizer.epsilon) << "\nnormalizer.clip=" << message(o.normalizer.clip)
+      << '\n';
+  return out.str();
+}
+
+/// The first line in which two option texts differ ("" if none).
+[[nodiscard]] inline std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string lx, ly;
+  while (true) {
+    const bool gx = static_cast<bool>(std::getline(x, lx)), gy = static_cast<bool>(std::getline(y, ly));
+    if (!gx && !gy) return "";
+    if (!gx || !gy || lx != ly)
+      return "\"" + (gx ? lx : std::string("(none)")) + "\" against the agent's \"" +
+             (gy ? ly : std::string("(none)")) + "\"";
+  }
+}
+
+/// The agent's private state, for the functions below (a friend of Ppo).
+struct PpoStateAccess {
+  template <class Agent>
+  static const DefaultGenerator& generator(const Agent& a) noexcept {
+    return a.gen_;
+  }
+  template <class Agent>
+  static std::size_t updates(const Agent& a) noexcept {
+    return a.updates_;
+  }
+  template <class Agent>
+  static const auto& adam(const Agent& a) noexcept {
+    return a.adam_;
+  }
+  template <class Agent, class M, class V>
+  static void restore(Agent& a, const DefaultGenerator& gen, std::size_t updates, std::size_t horizon,
+                      const M& first_moment, const V& second_moment, std::size_t adam_count) {
+    a.adam_.set_state(first_moment, second_moment, adam_count);  // checks: the one step that may throw
+    a.gen_ = gen;
+    a.updates_ = updates;
+    a.horizon_ = horizon;
+  }
+};
+
+[[nodiscard]] inline std::uint64_t single_integer(const char* who, const TensorFile& file, const std::string& name) {
+  return expected_tensor(who, file, name, TensorDtype::u64, {}).integers[0];
+}
+
+}  // namespace detail
+
+/// Appends the agent's state to `file`, every tensor named `prefix` + (F32 for a float agent, F64
+/// for double; counters U64):
+///   parameters.B           the network's parameter block B (B = 0, 1, ...), flat;
+///   adam.first_moment, adam.second_moment, adam.count   the optimiser;
+///   generator              the agent's Xoshiro256StarStar (4 words);
+///   updates, total_updates the update count and the schedule's horizon;
+///   normalizer.count, normalizer.mean, normalizer.squared_deviations, normalizer.frozen
+///                          with options().normalize_features;
+/// and the metadata entry `prefix` + "options" (every option, detail::ppo_options_text). Not in
+/// it: the statistics of the last update (last_stats(), a report) and any buffer (an update
+/// empties the buffer it learned from: checkpoint between updates).
+template <class Phi, class Scalar, class Network>
+void append_ppo_state(TensorFile& file, const Ppo<Phi, Scalar, Network>& agent, const std::string& prefix = "agent.") {
+  using Access = detail::PpoStateAccess;
+  const TensorDtype real = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
+  const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
+  for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
+    const auto block = detail::parameter_block(parameters, b);
+    file.tensors.push_back({prefix + "parameters." + std::to_string(b), real, {block.size()}, {}});
+    file.tensors.back().values.assign(block.begin(), block.end());
+  }
+  const auto& adam = Access::adam(agent);
+  file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
+  file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
+  file.tensors.push_back({prefix + "adam.count", TensorDtype::u64, {}, {}, {adam.count()}});
+  save_state(file, prefix, Access::generator(agent));
+  file.tensors.push_back({prefix + "updates", TensorDtype::u64, {}, {}, {Access::updates(agent)}});
+  file.tensors.push_back({prefix + "total_updates", TensorDtype::u64, {}, {}, {agent.total_updates()}});
+  if (agent.options().normalize_features) {
+    const FeatureNormalizer& n = agent.normalizer();
+    file.tensors.push_back({prefix + "normalizer.count", TensorDtype::u64, {}, {}, {n.count()}});
+    file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
+    file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
+    file.tensors.push_back({prefix + "normalizer.frozen", TensorDtype::u64, {}, {}, {n.frozen() ? 1u : 0u}});
+  }
+  file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
+}
+
+/// Restores a state append_ppo_state wrote into an agent of the same options, network shape and
+/// features: afterwards it acts and learns exactly as the saved agent would have. Throws
+/// std::invalid_argument starting "load_ppo_state: " for options that differ (naming the first),
+/// a missing tensor, one of another dtype or shape, non-finite values, a negative second moment, an
+/// all-zero generator or normaliser statistics FeatureNormalizer refuses; every check runs before
+/// anything changes, so a refused file changes nothing.
+template <class Phi, class Scalar, class Network>
+void load_ppo_state(Ppo<Phi, Scalar, Network>& agent, const TensorFile& file, const std::string& prefix = "agent.") {
+  constexpr const char* who = "load_ppo_state";
+  const TensorDtype real = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
+  const auto options = file.metadata.find(prefix + "options");
+  if (options == file.metadata.end()) detail::invalid(who, ": the file has no metadata \"", prefix, "options\"");
+  const std::string mine = detail::ppo_options_text(agent.options());
+  if (options->second != mine)
+    detail::invalid(who, ": the saved agent's options differ: ", detail::first_difference(options->second, mine));
+  const auto parameters = agent.networks().parameters();
+  const std::size_t blocks = detail::parameter_block_count(parameters);
+  std::vector<const Tensor*> saved(blocks);
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t size = detail::parameter_block(parameters, b).size();
+    saved[b] = &detail::expected_tensor(who, file, prefix + "parameters." + std::to_string(b), real, {size});
+    total += size;
+  }
+  if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
+    detail::invalid(who, ": the file has more parameter blocks than the agent's network (", blocks, ")");
+  const Tensor& m = detail::expected_tensor(who, file, prefix + "adam.first_moment", real, {total});
+  const Tensor& v = detail::expected_tensor(who, file, prefix + "adam.second_moment", real, {total});
+  const std::uint64_t adam_count = detail::single_integer(who, file, prefix + "adam.count");
+  DefaultGenerator gen;
+  try {
+    load_state(file, prefix, gen);
+  } catch (const std::invalid_argument& e) {
+    detail::invalid(who, ": ", e.what());
+  }
+  const std::uint64_t updates = detail::single_integer(who, file, prefix + "updates");
+  const std::uint64_t horizon = detail::single_integer(who, file, prefix + "total_updates");
+  FeatureNormalizer normalizer;
+  if (agent.options().normalize_features) {
+    const auto d = agent.input_dim();
+    const std::uint64_t count = detail::single_integer(who, file, prefix + "normalizer.count");
+    const Tensor& mean = detail::expected_tensor(who, file, prefix + "normalizer.mean", TensorDtype::f64, {d});
+    const Tensor& m2 =
+        detail::expected_tensor(who, file, prefix + "normalizer.squared_deviations", TensorDtype::f64, {d});
+    const std::uint64_t frozen = detail::single_integer(who, file, prefix + "normalizer.frozen");
+    if (frozen > 1) detail::invalid(who, ": ", prefix, "normalizer.frozen must be 0 or 1, got ", frozen);
+    try {
+      normalizer =
+          FeatureNormalizer(static_cast<std::size_t>(count),
+                            Eigen::Map<const Eigen::VectorXd>(mean.values.data(), static_cast<Eigen::Index>(d)),
+                            Eigen::Map<const Eigen::VectorXd>(m2.values.data(), static_cast<Eigen::Index>(d)),
+                            agent.options().normalizer);
+    } catch (const std::invalid_argument& e) {
+      detail::invalid(who, ": ", e.what());
+    }
+    if (frozen == 1) normalizer.freeze();
+  }
+  const auto as_vector = [](const Tensor& t) {
+    return Eigen::Map<const Eigen::VectorXd>(t.values.data(), static_cast<Eigen::Index>(t.values.size()));
+  };
+  // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
+  try {
+    detail::PpoStateAccess::restore(agent, gen, static_cast<std::size_t>(updates), static_cast<std::size_t>(horizon),
+                                    as_vector(m), as_vector(v), static_cast<std::size_t>(adam_count));
+  } catch (const std::invalid_argument& e) {
+    detail::invalid(who, ": ", e.what());
+  }
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto block = detail::parameter_block(parameters, b);
+    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<Scalar>(saved[b]->values[i]);
+  }
+  if (agent.options().normalize_features) agent.set_normalizer(normalizer);
+}
+
+/// The agent's state (append_ppo_state) written to `path` as a checkpoint of format
+/// ppo_checkpoint_format (write_checkpoint: atomically, with a checksum, the version and the
+/// instruction set).
+template <class Phi, class Scalar, class Network>
+void save_ppo_checkpoint(const std::filesystem::path& path, const Ppo<Phi, Scalar, Network>& agent) {
+  TensorFile file;
+  append_ppo_state(file, agent);
+  write_checkpoint(path, file, ppo_checkpoint_format);
+}
+
+/// Restores the agent from the checkpoint at `path` (read_checkpoint, then load_ppo_state): a
+/// damaged file, or one of another version, instruction set or options, is refused and changes
+/// nothing.
+template <class Phi, class Scalar, class Network>
+void load_ppo_checkpoint(Ppo<Phi, Scalar, Network>& agent, const std::filesystem::path& path) {
+  load_ppo_state(agent, read_checkpoint(path, ppo_checkpoint_format));
+}
+
+}  // namespace memtrace

@@ -1,0 +1,205 @@
+// Tests of checkpoint.hpp and learn/ppo_checkpoint.hpp: an agent restored from a checkpoint (into
+// an agent of another seed) continues bit for bit as the agent that was saved, for the default
+// network with normalised features and for a network of one's own; damaged files, files of another
+// format, version or instruction set, and agents of other options are refused, changing nothing.
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <memtrace/checkpoint.hpp>
+#include <memtrace/core.hpp>
+#include <memtrace/learn/ppo_checkpoint.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../temp_dir.hpp"
+#include "relu_actor_critic.hpp"
+
+using namespace memtrace;
+
+namespace {
+
+/// The cue task of examples/ppo_basics.cpp (tests/learn/ppo_network_test.cpp has it too).
+struct Cue {
+  std::size_t t = 0, cue = 0;
+  std::size_t num_actions() const { return 2; }
+  template <class G>
+  Observation reset(G& gen) {
+    t = 0;
+    return cue = static_cast<Observation>(uniform_index(gen, 2));
+  }
+  template <class G>
+  TimeStep<> step(Action u, G& /*gen*/) {
+    if (++t < 6) return {t < 5 ? 2u : 3u};
+    return {3, u == cue ? 1.0 : 0.0, /*terminated=*/true};
+  }
+};
+
+auto make_rollout(std::size_t n, const TraceBank<dynamic, float>& traces, std::uint64_t seed) {
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < n; ++i) gens.push_back(make_stream(seed, i));
+  return Rollout(std::vector<Cue>(n), std::vector(n, traces), std::move(gens));
+}
+
+PpoOptions options() {
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 16;
+  o.minibatches = 4;
+  o.hidden_sizes = {8};
+  o.total_updates = 6;
+  o.normalize_features = true;
+  return o;
+}
+
+/// Every parameter, both of Adam's moments and its count, the generator and the counters equal.
+template <class Agent>
+bool same_state(Agent& a, Agent& b) {
+  TensorFile x, y;
+  append_ppo_state(x, a);
+  append_ppo_state(y, b);
+  return x == y;
+}
+
+std::vector<EpisodeEnd> evaluation(auto& agent, const TraceBank<dynamic, float>& traces) {
+  DefaultGenerator gen = make_stream(5, 1000);
+  return evaluate(agent, Cue{}, traces, gen, 50);
+}
+
+std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("an agent restored from a checkpoint continues bit for bit as the agent that was saved",
+          "[ppo][checkpoint]") {
+  const TraceBank<dynamic, float> traces({0.0, 0.8}, 4);
+  const test::TempDir dir("ppo_checkpoint_test");
+  const std::size_t samples = 4 * 16;
+
+  SECTION("the default network, with normalised features") {
+    Ppo<Eigen::VectorXf> saved(traces.dim(), 2, options(), 1);
+    auto rollout = make_rollout(4, traces, 1);
+    train(saved, rollout, 3 * samples);
+    save_ppo_checkpoint(dir / "agent.ckpt", saved);
+    auto rollout_copy = rollout;  // the environments' side is not in this checkpoint: it goes on from a copy
+
+    Ppo<Eigen::VectorXf> restored(traces.dim(), 2, options(), 99);  // another seed: other parameters, generator
+    REQUIRE_FALSE(same_state(saved, restored));
+    load_ppo_checkpoint(restored, dir / "agent.ckpt");
+    CHECK(same_state(saved, restored));
+    CHECK(restored.normalizer() == saved.normalizer());
+    CHECK(restored.updates() == 3);
+    CHECK(restored.learning_rate() == saved.learning_rate());
+
+    train(saved, rollout, 3 * samples);
+    train(restored, rollout_copy, 3 * samples);
+    CHECK(restored.updates() == 6);
+    CHECK(same_state(saved, restored));
+    CHECK(restored.last_stats().loss == saved.last_stats().loss);
+    CHECK(evaluation(restored, traces) == evaluation(saved, traces));
+  }
+
+  SECTION("a network of one's own, through its parameter blocks") {
+    PpoOptions o = options();
+    o.normalize_features = false;
+    const auto make = [&](std::uint64_t seed) {
+      ReluActorCritic<float> net(static_cast<Eigen::Index>(traces.dim()), 6, 2);
+      DefaultGenerator init(seed);
+      net.initialize(init);
+      return Ppo<Eigen::VectorXf, float, ReluActorCritic<float>>(std::move(net), o, seed);
+    };
+    auto saved = make(1);
+    auto rollout = make_rollout(4, traces, 2);
+    train(saved, rollout, 2 * samples);
+    save_ppo_checkpoint(dir / "relu.ckpt", saved);
+    auto rollout_copy = rollout;
+    auto restored = make(7);
+    load_ppo_checkpoint(restored, dir / "relu.ckpt");
+    train(saved, rollout, 4 * samples);
+    train(restored, rollout_copy, 4 * samples);
+    CHECK(same_state(saved, restored));
+    CHECK(evaluation(restored, traces) == evaluation(saved, traces));
+  }
+}
+
+TEST_CASE("a damaged checkpoint, or one of another format, version, instruction set or agent, is refused unchanged",
+          "[ppo][checkpoint]") {
+  const TraceBank<dynamic, float> traces({0.0, 0.8}, 4);
+  const test::TempDir dir("ppo_checkpoint_refusals");
+  Ppo<Eigen::VectorXf> saved(traces.dim(), 2, options(), 1);
+  auto rollout = make_rollout(4, traces, 1);
+  train(saved, rollout, 64);
+  const auto path = dir / "agent.ckpt";
+  save_ppo_checkpoint(path, saved);
+  const std::string bytes = read_bytes(path);
+
+  Ppo<Eigen::VectorXf> agent(traces.dim(), 2, options(), 3);
+  TensorFile before;
+  append_ppo_state(before, agent);
+  const auto refused = [&](const std::string& what) {
+    CHECK_THROWS_WITH(load_ppo_checkpoint(agent, path), Catch::Contains(what));
+    TensorFile after;
+    append_ppo_state(after, agent);
+    CHECK(after == before);
+  };
+
+  write_bytes(path, bytes.substr(0, bytes.size() - 5));  // killed while writing it (without the atomic rename)
+  refused("read_checkpoint: " + path.string() + ": not a readable checkpoint");
+  std::string altered = bytes;
+  altered[altered.size() - 3] ^= 0x10;  // one bit of Adam's second moment or of the generator
+  write_bytes(path, altered);
+  refused("the checksum does not match the contents (the file was altered or damaged)");
+
+  TensorFile state;
+  append_ppo_state(state, saved);
+  write_checkpoint(path, state, "memtrace.other.1");
+  refused("a checkpoint of format \"memtrace.other.1\", expected \"memtrace.ppo_checkpoint.1\"");
+  const auto forged = [&](const std::string& version, const std::string& isa) {
+    TensorFile f = state;
+    f.metadata["format"] = std::string(ppo_checkpoint_format);
+    f.metadata["memtrace_version"] = version;
+    f.metadata["isa"] = isa;
+    f.metadata["checksum"] = detail::fnv1a_hex(safetensors_bytes(f));
+    write_safetensors(path, f);
+  };
+  forged("0.2.0", instruction_set());
+  refused("written by memtrace 0.2.0, this is memtrace " + std::string(version_string));
+  forged(std::string(version_string), "avx512 (Eigen: AVX512)");
+  refused("written by a build for avx512 (Eigen: AVX512), this one is for " + instruction_set());
+  forged(std::string(version_string), instruction_set());
+  CHECK_NOTHROW(read_checkpoint(path, ppo_checkpoint_format));  // the forgery is a valid checkpoint
+
+  PpoOptions other = options();
+  other.ent_coef = 0.02;
+  Ppo<Eigen::VectorXf> different(traces.dim(), 2, other, 3);
+  CHECK_THROWS_WITH(load_ppo_checkpoint(different, path),
+                    "load_ppo_state: the saved agent's options differ: \"ent_coef=0.01\" against the agent's "
+                    "\"ent_coef=0.02\"");
+
+  TensorFile negative = state;
+  for (Tensor& t : negative.tensors)
+    if (t.name == "agent.adam.second_moment") t.values.back() = -1.0;
+  write_checkpoint(path, negative, ppo_checkpoint_format);
+  refused("Adam::set_state: second_moment[");
+  TensorFile missing = state;
+  std::erase_if(missing.tensors, [](const Tensor& t) { return t.name == "agent.generator"; });
+  write_checkpoint(path, missing, ppo_checkpoint_format);
+  refused("load_ppo_state: load_state: the file has no tensor \"agent.generator\"");
+  CHECK_THROWS_WITH(write_checkpoint(
+                        path,
+                        [&] {
+                          TensorFile f = state;
+                          f.metadata["checksum"] = "0";
+                          return f;
+                        }(),
+                        ppo_checkpoint_format),
+                    "checkpoint_bytes: the metadata key \"checksum\" is the checkpoint's own");
+}
