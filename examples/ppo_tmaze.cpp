@@ -19,14 +19,17 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/results.hpp>
 #include <memtrace/experiment/results_folder.hpp>
@@ -34,8 +37,10 @@
 #include <memtrace/experiment/sweep.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
+#include <memtrace/loop/checkpoint.hpp>
 #include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
+#include <memtrace/memory/checkpoint.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -96,6 +101,9 @@ struct Options {
   bool eval_greedy = false;             // evaluate the most probable action instead of sampling
   double freeze_normalizer_at = 1.0;    // +norm: freeze the statistics after this fraction of the updates
   std::string load_agent, save_agent;   // one run: start from saved weights, save the trained ones
+  std::size_t checkpoint_updates = 0;   // --checkpoint-every N: a checkpoint every N updates, or
+  double checkpoint_seconds = 300;      // --checkpoint-every Ns: every N seconds of a run (0 and 0: none)
+  std::size_t stop_after = 0;           // --stop-after U: stop every run after update U, as if killed
   PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
@@ -141,6 +149,7 @@ struct Evaluation {
 };
 
 struct RunResult {
+  bool stopped = false;      // --stop-after stopped it: nothing else is set
   double train_success = 0;  // over all training episodes
   double eval_success = 0;   // Evaluation::success of the evaluation --eval-greedy chooses
   double eval_goal = 0;
@@ -153,13 +162,13 @@ struct RunResult {
   std::vector<CurvePoint> curve;  // success and diagnostics since the last point
 };
 
-/// Trains `agent` for `total` steps, recording the learning curve into `result`.
+/// Trains `agent` to `total` steps (from where a checkpoint left it), recording the learning curve,
+/// writing a checkpoint of the run (agent, rollout, curve, the time so far) to `checkpoint` as
+/// --checkpoint-every says and once training ends. Returns false if --stop-after stopped it.
 template <class Agent, class R>
-void train_curve(const Options& o, const RunSpec& spec, Agent& agent, R& rollout, std::size_t batch, std::size_t total,
-                 bool progress, RunResult& result) {
-  // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
-  // episodes that ended since the previous point (reward 1 exactly on the success cell).
-  LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
+bool train_curve(const Options& o, Agent& agent, R& rollout, LearningCurve& curve, std::size_t batch, std::size_t total,
+                 bool progress, const fs::path& checkpoint,
+                 const std::function<std::map<std::string, std::string>()>& times) {
   // Progress on stderr: on a terminal in place, into a log a line every 30 s.
   ProgressLine line(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, progress);
   const auto recent = [&] {
@@ -171,22 +180,58 @@ void train_curve(const Options& o, const RunSpec& spec, Agent& agent, R& rollout
   // one (F = 1: never); the nearest, so that 0.07 x 100 is 7 although the product is 7.000000000000001.
   const auto freeze_after = std::max<std::size_t>(
       1, static_cast<std::size_t>(std::llround(o.freeze_normalizer_at * static_cast<double>(total / batch))));
-  train(agent, rollout, spec.steps, [&](const PpoStats& stats) {
-    curve.record(stats);
-    if (stats.update == freeze_after && o.freeze_normalizer_at < 1.0) agent.freeze_normalizer();
-    line.update(stats.env_steps, recent());
-  });
+  const bool checkpoints = !checkpoint.empty() && (o.checkpoint_updates > 0 || o.checkpoint_seconds > 0);
+  auto last_checkpoint = Clock::now();
+  const auto save = [&] {
+    save_ppo_run(checkpoint, agent, rollout, &curve, times());
+    last_checkpoint = Clock::now();
+  };
+  bool stopped = false;
+  const std::size_t done = agent.updates() * batch;  // a resumed run starts where its checkpoint was
+  if (done < total) {
+    train(agent, rollout, total - done, [&](const PpoStats& stats) {
+      curve.record(stats);
+      if (stats.update == freeze_after && o.freeze_normalizer_at < 1.0) agent.freeze_normalizer();
+      line.update(stats.env_steps, recent());
+      if (checkpoints && stats.env_steps < total &&
+          (o.checkpoint_updates > 0
+               ? stats.update % o.checkpoint_updates == 0
+               : std::chrono::duration<double>(Clock::now() - last_checkpoint).count() >= o.checkpoint_seconds))
+        save();
+      stopped = stats.update == o.stop_after;
+      return !stopped;
+    });
+  }
+  if (!stopped && checkpoints && done < total) save();  // the evaluation and the files are still to come
+  if (stopped) return false;
   line.finish(total, recent());
-  result.train_episodes = curve.episodes_ended();
-  result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
-  result.curve = curve.points();
+  return true;
+}
+
+/// Refuses the checkpoint at `path` (if there is one) unless it is of the run `identity` (its
+/// flags' description), so that a killed run is resumed only by the same command; a checkpoint that
+/// cannot be read at all is left to train_with, which starts the run again.
+void check_checkpoint_run(const fs::path& path, const std::string& identity) {
+  if (!fs::exists(path)) return;
+  std::map<std::string, std::string> metadata;
+  try {
+    metadata = read_checkpoint(path, ppo_run_format).metadata;
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  const auto run = metadata.find("run");
+  if (run == metadata.end() || run->second != identity)
+    throw std::runtime_error(path.string() +
+                             " is the checkpoint of another run: resume it with its own flags, or delete it");
 }
 
 /// Trains one agent with `memory` (copied into every environment), or loads it (--load-agent) and
 /// trains it on, evaluates it and, in a single run (progress), evaluates it with the other action
-/// selection too and keeps its weights (--save-agent).
+/// selection too and keeps its weights (--save-agent). With a `checkpoint` path the run resumes
+/// from the checkpoint there (a run of `identity`: another run's is refused) and writes its own.
 template <class M>
-RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress) {
+RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress,
+                     const fs::path& checkpoint = {}, const std::string& identity = {}) {
   using Phi = features_t<M>;
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
@@ -209,7 +254,43 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
     throw std::invalid_argument("--steps " + std::to_string(spec.steps) +
                                 " is less than one update of n_envs x n_steps = " + std::to_string(batch) + " steps");
   RunResult result;
-  if (total > 0) train_curve(o, spec, agent, rollout, batch, total, progress, result);
+  double seconds_before = 0, cpu_before = 0;  // of the processes before a resume
+  if (total > 0) {
+    // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
+    // episodes that ended since the previous point (reward 1 exactly on the success cell).
+    LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
+    if (!checkpoint.empty() && fs::exists(checkpoint)) {
+      check_checkpoint_run(checkpoint, identity);
+      try {  // all or nothing: a refused checkpoint leaves agent, rollout and curve fresh
+        const auto times = load_ppo_run(checkpoint, agent, rollout, &curve);
+        const auto number = [&](const char* entry) {  // the time before the kill (0 if unreadable)
+          const auto it = times.find(entry);
+          double x = 0;
+          if (it != times.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), x);
+          return x;
+        };
+        seconds_before = number("seconds");
+        cpu_before = number("cpu_seconds");
+        if (progress) std::printf("resumed from %s after %zu updates\n", checkpoint.c_str(), agent.updates());
+      } catch (const std::invalid_argument& e) {  // damaged (the machine crashed while writing): start again
+        std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
+                     e.what());
+      }
+    }
+    const auto times = [&] {
+      return std::map<std::string, std::string>{
+          {"run", identity},
+          {"seconds", csv_field(seconds_before + std::chrono::duration<double>(Clock::now() - start).count())},
+          {"cpu_seconds", csv_field(cpu_before + thread_cpu_seconds() - cpu_start)}};
+    };
+    if (!train_curve(o, agent, rollout, curve, batch, total, progress, checkpoint, times)) {
+      result.stopped = true;
+      return result;
+    }
+    result.train_episodes = curve.episodes_ended();
+    result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
+    result.curve = curve.points();
+  }
   const auto evaluation = [&](ActionSelection selection, std::size_t stream) {
     DefaultGenerator eval_gen = make_stream(key, stream);
     const auto episodes =
@@ -231,8 +312,8 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.eval_success = e.success;
   result.eval_goal = e.goal;
   result.eval_steps = e.steps;
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.cpu_seconds = thread_cpu_seconds() - cpu_start;
+  result.seconds = seconds_before + std::chrono::duration<double>(Clock::now() - start).count();
+  result.cpu_seconds = cpu_before + thread_cpu_seconds() - cpu_start;
   if (progress) {  // a single run: not timed, on a stream of its own
     result.other = evaluation(o.eval_greedy ? ActionSelection::sample : ActionSelection::greedy, po.n_envs + 2);
     if (!o.save_agent.empty()) result.weights = ppo_weights(agent);  // written after the run's files
@@ -243,16 +324,19 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
 constexpr std::size_t view_dim = MinigridTMaze::observation_dim;
 
 RunResult run_one(const Options& o, const RunSpec& spec, const std::vector<double>& lambdas, std::size_t frames,
-                  bool progress) {
+                  bool progress, const fs::path& checkpoint = {}, const std::string& identity = {}) {
   switch (spec.memory.kind) {
     case MemoryKind::trace:
     case MemoryKind::trace_slow:
       // Non-episodic traces of the official code: reset to 0, then the first view (TraceInit::zero).
-      return train_with(o, spec, TraceBank<dynamic, float>(lambdas, view_dim, TraceInit::zero), progress);
+      return train_with(o, spec, TraceBank<dynamic, float>(lambdas, view_dim, TraceInit::zero), progress, checkpoint,
+                        identity);
     case MemoryKind::memoryless:
-      return train_with(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero), progress);
+      return train_with(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero), progress, checkpoint,
+                        identity);
     case MemoryKind::frame_stack:
-      return train_with(o, spec, FrameStack<MultiHot<9>>(frames, view_dim, WindowPadding::zero), progress);
+      return train_with(o, spec, FrameStack<MultiHot<9>>(frames, view_dim, WindowPadding::zero), progress, checkpoint,
+                        identity);
   }
   throw std::logic_error("unknown memory");
 }
@@ -345,8 +429,17 @@ int single(const Options& o) {
   what << experiment_description(described, true) << "memory=" << name_of(o.memory) << "\ncorridor=" << o.corridor
        << "\nsteps=" << o.steps << "\ndiscount=" << csv_field(o.discount) << '\n'
        << (o.load_agent.empty() ? "" : "load_agent=" + o.load_agent + "\n");
+  // A killed run resumes from its checkpoint (--checkpoint-every), which is removed once its files
+  // are written; another run's checkpoint is refused before anything in the folder changes.
+  const fs::path checkpoint = dir / "checkpoint.safetensors";
+  check_checkpoint_run(checkpoint, what.str());
   detail::write_text_atomically(dir / "run.txt", what.str());
-  const RunResult r = run_one(o, spec, lambdas, frames, true);
+  const RunResult r = run_one(o, spec, lambdas, frames, true, checkpoint, what.str());
+  if (r.stopped) {
+    std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
+                o.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");
+    return 3;
+  }
   std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
   for (const CurvePoint& p : r.curve) {
     curve += csv_field(p.env_steps) + "," + field(p.success_rate()) + "\n";
@@ -354,6 +447,7 @@ int single(const Options& o) {
   }
   detail::write_text_atomically(dir / "curve.csv", curve);
   detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
+  if (o.steps != 0) fs::remove(checkpoint);  // --steps 0 trained nothing, and leaves any checkpoint be
   if (o.steps == 0)
     std::printf("training: none (the agent of --load-agent, evaluated)");
   else
@@ -488,12 +582,26 @@ int sweep(const Options& o, bool lambdas_given) {
     std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
       return run_cost(o, specs[a], lambdas_given) > run_cost(o, specs[b], lambdas_given);
     });
+    // Each run checkpoints into checkpoints/ (--checkpoint-every) and resumes from there; a run's
+    // checkpoint is removed once its runs.csv row exists (--merge reads the CSV files only).
+    const fs::path checkpoints = dir / "checkpoints";
+    if (o.checkpoint_updates > 0 || o.checkpoint_seconds > 0) fs::create_directories(checkpoints);
+    std::atomic<std::size_t> stopped{0};
     parallel_runs(
         todo.size(),
         [&](std::size_t j) {
           const RunSpec& spec = specs[todo[j]];
-          const RunResult r = run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given),
-                                      frames_of(o, spec.corridor), false);
+          std::string name = csv_line(key_of(spec));  // memory,corridor,seed,steps,discount
+          name.pop_back();
+          std::replace(name.begin(), name.end(), ',', '_');
+          const fs::path checkpoint = checkpoints / (name + ".safetensors");
+          const RunResult r =
+              run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given), frames_of(o, spec.corridor),
+                      false, checkpoint, description + "run=" + name + "\n");
+          if (r.stopped) {
+            ++stopped;
+            return;
+          }
           // The curve first: a run counts as finished once its runs.csv row exists.
           for (const CurvePoint& p : r.curve) {
             auto row = key_of(spec);
@@ -511,8 +619,18 @@ int sweep(const Options& o, bool lambdas_given) {
           for (double x : {r.train_success, r.eval_success, r.eval_goal, r.seconds, r.cpu_seconds})
             row.push_back(csv_field(x));
           runs.append(row);
+          fs::remove(checkpoint);
         },
         SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_tmaze runs"});
+    if (stopped > 0) {
+      std::printf(
+          "stopped %zu runs after update %zu (--stop-after); run the same command without --stop-after to resume "
+          "them\n",
+          stopped.load(), o.stop_after);
+      return 3;
+    }
+    std::error_code ignored;
+    fs::remove(checkpoints, ignored);  // empty once every run is done (else it stays: nothing is lost)
   }
   if (!o.shard.whole()) {
     // A shard writes its runs only: the summary needs every seed, so it is the merge's.
@@ -681,6 +799,17 @@ int main(int argc, char** argv) {
                  "One run: start from the weights of --save-agent (with a fresh optimiser); --steps 0 only evaluates")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
+  std::string checkpoint_every = "300s";
+  app.add_option("--checkpoint-every", checkpoint_every,
+                 "Checkpoint every run every N updates (N) or every N seconds of its work (Ns), and once its training "
+                 "ends, into --out; a killed run resumes from its checkpoint when run again with the same flags "
+                 "(0: no checkpoints)")
+      ->type_name("N|Ns")
+      ->capture_default_str();
+  app.add_option("--stop-after", o.stop_after,
+                 "Stop every run after this many updates, as if killed there (its checkpoint stays; the program exits "
+                 "with status 3): to try resumption")
+      ->check(positive_int);
   app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
   app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
   app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
@@ -748,6 +877,20 @@ int main(int argc, char** argv) {
                             "Sweeps: ");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
+  {  // --checkpoint-every N or Ns
+    const bool seconds = !checkpoint_every.empty() && checkpoint_every.back() == 's';
+    const std::string number = seconds ? checkpoint_every.substr(0, checkpoint_every.size() - 1) : checkpoint_every;
+    std::size_t value = 0;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || error != std::errc() || end != number.data() + number.size() || value > 1'000'000'000) {
+      std::fprintf(stderr,
+                   "ppo_tmaze: --checkpoint-every must be N (updates) or Ns (seconds), N in [0, 10^9], got %s\n",
+                   checkpoint_every.c_str());
+      return 1;
+    }
+    o.checkpoint_updates = seconds ? 0 : value;
+    o.checkpoint_seconds = seconds ? static_cast<double>(value) : 0.0;
+  }
   o.ppo.anneal_lr = !constant_lr;
   const bool lambdas_given = app.count("--lambdas") > 0;
   try {

@@ -6,10 +6,18 @@
 // Written atomically. Opt-in. See docs/control.md ("Checkpoints").
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "memtrace/instruction_set.hpp"
 #include "memtrace/random.hpp"
@@ -20,23 +28,176 @@
 namespace memtrace {
 
 namespace detail {
-// FNV-1a, 64 bits, as 16 hexadecimal digits: a checksum against corruption, not an adversary.
-[[nodiscard]] inline std::string fnv1a_hex(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
+
+// The pieces of every state of the opt-in checkpoint headers (env/checkpoint.hpp,
+// memory/checkpoint.hpp, analysis/belief_checkpoint.hpp, loop/checkpoint.hpp and the generator's
+// below): writing a tensor, reading one back checked, and the refusals, each "load_state: NAME: ...".
+
+/// FNV-1a, 64 bits, fed byte by byte: the checksum of checkpoints (fnv1a_hex) and the fingerprint
+/// of a model in a state (a state of another model is refused). Against corruption and mix-ups,
+/// not an adversary.
+class Fnv1a {
+ public:
+  constexpr void byte(unsigned char b) noexcept {
+    hash_ ^= b;
+    hash_ *= 0x100000001b3ULL;
   }
+  constexpr void bytes(std::string_view s) noexcept {
+    for (const char c : s) byte(static_cast<unsigned char>(c));
+  }
+  /// A 64-bit word, as its 8 bytes, least significant first.
+  constexpr void word(std::uint64_t w) noexcept {
+    for (int i = 0; i < 8; ++i, w >>= 8) byte(static_cast<unsigned char>(w & 0xff));
+  }
+  /// A double, as the word of its bits.
+  constexpr void real(double x) noexcept { word(std::bit_cast<std::uint64_t>(x)); }
+  [[nodiscard]] constexpr std::uint64_t value() const noexcept { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+/// The FNV-1a hash of `bytes` as 16 hexadecimal digits: a checkpoint's checksum.
+[[nodiscard]] inline std::string fnv1a_hex(std::string_view bytes) {
+  Fnv1a hash;
+  hash.bytes(bytes);
+  std::uint64_t h = hash.value();
   std::string out(16, '0');
   for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = "0123456789abcdef"[h & 15];
   return out;
 }
+
+/// The dtype of reals of the scalar `Scalar` (float F32, double F64), so that they are restored bit for bit.
+template <class Scalar>
+requires std::same_as<Scalar, float> || std::same_as<Scalar, double>
+inline constexpr TensorDtype state_dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
+
+/// Appends the U64 tensor `name` of `shape` holding `values`.
+inline void put_integers(TensorFile& file, std::string name, std::vector<std::size_t> shape,
+                         std::vector<std::uint64_t> values) {
+  file.tensors.push_back({std::move(name), TensorDtype::u64, std::move(shape), {}, std::move(values)});
+}
+
+/// Appends the real tensor `name` of `shape` holding `values`, in Scalar's dtype (state_dtype).
+template <class Scalar = double>
+void put_reals(TensorFile& file, std::string name, std::vector<std::size_t> shape, std::vector<double> values) {
+  file.tensors.push_back({std::move(name), state_dtype<Scalar>, std::move(shape), std::move(values)});
+}
+
+/// The integers of the U64 tensor `name` of `shape`; refused if it is missing or other.
+[[nodiscard]] inline const std::vector<std::uint64_t>& state_integers(const TensorFile& file, const std::string& name,
+                                                                      const std::vector<std::size_t>& shape) {
+  return expected_tensor("load_state", file, name, TensorDtype::u64, shape).integers;
+}
+
+/// The U64 scalar (shape []) `name`.
+[[nodiscard]] inline std::uint64_t state_integer(const TensorFile& file, const std::string& name) {
+  return state_integers(file, name, {})[0];
+}
+
+/// Refuses an entry of `values` (of the U64 tensor `name`) not below `bound`; `what` says what
+/// the entries are.
+inline void check_below(const std::string& name, std::span<const std::uint64_t> values, std::uint64_t bound,
+                        const char* what) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] >= bound)
+      invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", out of range [0, ", bound, ") (", what, ")");
+}
+
+/// Refuses the value of the U64 scalar `name` if it is not below `bound`; `what` says what it is.
+inline void check_below(const std::string& name, std::uint64_t value, std::uint64_t bound, const char* what) {
+  if (value >= bound) invalid("load_state: ", name, ": ", value, " is out of range [0, ", bound, ") (", what, ")");
+}
+
+/// The U64 scalar `name`, refused unless below `bound` (check_below).
+[[nodiscard]] inline std::uint64_t state_integer_below(const TensorFile& file, const std::string& name,
+                                                       std::uint64_t bound, const char* what) {
+  const std::uint64_t value = state_integer(file, name);
+  check_below(name, value, bound, what);
+  return value;
+}
+
+/// What a flag may be, in the refusals of state_flag and check_flags.
+inline constexpr const char* flag_text = "a flag: 0 or 1";
+
+/// The U64 scalar `name` as a flag: 0 or 1, anything else refused.
+[[nodiscard]] inline bool state_flag(const TensorFile& file, const std::string& name) {
+  return state_integer_below(file, name, 2, flag_text) == 1;
+}
+
+/// Refuses an entry of `values` (of the U64 tensor `name`, flags) other than 0 or 1.
+inline void check_flags(const std::string& name, std::span<const std::uint64_t> values) {
+  check_below(name, values, 2, flag_text);
+}
+
+/// The values of the real tensor `name` of `shape`, in Scalar's dtype (state_dtype): finite unless
+/// `finite` is false (expected_tensor) and, for float, within float's range, so that converting
+/// them is exact.
+template <class Scalar = double>
+[[nodiscard]] const std::vector<double>& state_reals(const TensorFile& file, const std::string& name,
+                                                     const std::vector<std::size_t>& shape, bool finite = true) {
+  const std::vector<double>& values =
+      expected_tensor("load_state", file, name, state_dtype<Scalar>, shape, finite).values;
+  if constexpr (std::same_as<Scalar, float>)
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (std::isfinite(values[i]) && !(std::abs(values[i]) <= static_cast<double>(std::numeric_limits<float>::max())))
+        invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", which a float does not hold");
+  return values;
+}
+
+/// The numbers of a state's tensors: U64 or F64.
+template <class T>
+concept StateNumber = std::same_as<T, std::uint64_t> || std::same_as<T, double>;
+
+/// "a = 1, b = 2": `values` named by `names`, for check_parameters.
+template <class T>
+[[nodiscard]] std::string named_values(const std::vector<const char*>& names, const std::vector<T>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
+    out += message(i == 0 ? "" : ", ", names[i], " = ", values[i]);
+  return out;
+}
+
+/// Refuses a state whose parameters, the U64 or F64 tensor `name` [mine.size()], differ from
+/// `mine`, the object's own: a state means nothing in an object of other parameters. The message,
+/// "the state was saved from TYPE with ...; this one has ...", describes both with `describe` (of a
+/// std::vector<T>). Real parameters are compared, never used: they may be infinite.
+template <StateNumber T, std::invocable<const std::vector<T>&> Describe>
+void check_parameters(const TensorFile& file, const std::string& name, std::string_view type,
+                      const std::vector<T>& mine, const Describe& describe) {
+  const std::vector<T>* saved = nullptr;
+  if constexpr (std::same_as<T, std::uint64_t>)
+    saved = &state_integers(file, name, {mine.size()});
+  else
+    saved = &state_reals(file, name, {mine.size()}, /*finite=*/false);
+  if (*saved != mine)
+    invalid("load_state: ", name, ": the state was saved from ", type, " with ", describe(*saved), "; this one has ",
+            describe(mine));
+}
+
+/// check_parameters with the parameters described by their names: "a = 1, b = 2".
+template <StateNumber T>
+void check_parameters(const TensorFile& file, const std::string& name, std::string_view type,
+                      const std::vector<const char*>& names, const std::vector<T>& mine) {
+  check_parameters(file, name, type, mine, [&names](const std::vector<T>& v) { return named_values(names, v); });
+}
+
+/// Refuses a state whose fingerprint, the U64 scalar `name` (Fnv1a of what the object is built
+/// from), differs from `mine`: "the state was saved from TYPE of OTHER" (e.g. "another process").
+inline void check_fingerprint(const TensorFile& file, const std::string& name, std::string_view type,
+                              std::string_view other, std::uint64_t mine) {
+  const std::uint64_t saved = state_integer(file, name);
+  if (saved != mine)
+    invalid("load_state: ", name, ": the state was saved from ", type, " of ", other, " (fingerprint ", saved,
+            ", this one's ", mine, ")");
+}
+
 }  // namespace detail
 
 /// Appends x's state to `file`, as tensors whose names start with `prefix` (e.g. "rollout.env.3."),
 /// for the types of memtrace that have one (detail::CheckpointState<T>: every environment and
 /// memory, with the opt-in headers env/checkpoint.hpp and memory/checkpoint.hpp; Rollout with
-/// loop/rollout_checkpoint.hpp; the generators here). A type of your own takes part by functions
+/// loop/checkpoint.hpp; the generators here). A type of your own takes part by functions
 /// save_state(TensorFile&, const std::string&, const T&) and load_state(const TensorFile&, const
 /// std::string&, T&) in its namespace.
 template <class T>
@@ -70,12 +231,12 @@ template <>
 struct CheckpointState<Xoshiro256StarStar> {
   static void save(TensorFile& file, const std::string& prefix, const Xoshiro256StarStar& gen) {
     const auto& s = gen.state();
-    file.tensors.push_back({prefix + "generator", TensorDtype::u64, {4}, {}, {s.begin(), s.end()}});
+    put_integers(file, prefix + "generator", {4}, {s.begin(), s.end()});
   }
   static void load(const TensorFile& file, const std::string& prefix, Xoshiro256StarStar& gen) {
-    const Tensor& t = expected_tensor("load_state", file, prefix + "generator", TensorDtype::u64, {4});
+    const std::vector<std::uint64_t>& saved = state_integers(file, prefix + "generator", {4});
     Xoshiro256StarStar::state_type s{};
-    std::copy(t.integers.begin(), t.integers.end(), s.begin());
+    std::copy(saved.begin(), saved.end(), s.begin());
     if (s == Xoshiro256StarStar::state_type{})
       invalid("load_state: ", prefix, "generator: the state is all zero, which xoshiro256** cannot have");
     gen = Xoshiro256StarStar::from_state(s);
@@ -98,15 +259,11 @@ struct CheckpointState<Xoshiro256StarStar> {
   return safetensors_bytes(file);
 }
 
-/// Reads checkpoint bytes (`name` says where they came from, in messages): parse_safetensors, then
-/// the checksum over what was read, the format, the memtrace version and the instruction set, each
-/// against this build's. Throws std::invalid_argument starting "read_checkpoint: NAME: " for bytes
-/// that are not a safetensors file (a truncated one), a checksum that does not match (an altered
-/// one), or a checkpoint of another format, version or instruction set, naming both. The four
-/// entries are removed from the metadata returned.
-[[nodiscard]] inline TensorFile parse_checkpoint(std::string_view bytes, std::string_view format,
-                                                 std::string_view name = "<bytes>") {
-  const auto fail = [&](const auto&... why) { detail::invalid("read_checkpoint: ", name, ": ", why...); };
+namespace detail {
+// parse_checkpoint's work, its messages starting "who: NAME: ".
+[[nodiscard]] inline TensorFile parse_checkpoint_as(const char* who, std::string_view bytes, std::string_view format,
+                                                    std::string_view name) {
+  const auto fail = [&](const auto&... why) { invalid(who, ": ", name, ": ", why...); };
   TensorFile file;
   try {
     file = parse_safetensors(bytes, name);
@@ -133,6 +290,18 @@ struct CheckpointState<Xoshiro256StarStar> {
          ": float sums round differently, so a run resumes only with the build that ran it");
   return file;
 }
+}  // namespace detail
+
+/// Reads checkpoint bytes (`name` says where they came from, in messages): parse_safetensors, then
+/// the checksum over what was read, the format, the memtrace version and the instruction set, each
+/// against this build's. Throws std::invalid_argument starting "parse_checkpoint: NAME: " for bytes
+/// that are not a safetensors file (a truncated one), a checksum that does not match (an altered
+/// one), or a checkpoint of another format, version or instruction set, naming both. The four
+/// entries are removed from the metadata returned.
+[[nodiscard]] inline TensorFile parse_checkpoint(std::string_view bytes, std::string_view format,
+                                                 std::string_view name = "<bytes>") {
+  return detail::parse_checkpoint_as("parse_checkpoint", bytes, format, name);
+}
 
 /// Writes checkpoint_bytes(file, format) to `path` atomically (a temporary file and a rename: a
 /// run killed while writing leaves the previous checkpoint as it was).
@@ -140,9 +309,9 @@ inline void write_checkpoint(const std::filesystem::path& path, const TensorFile
   detail::write_text_atomically(path, checkpoint_bytes(file, format));
 }
 
-/// parse_checkpoint of the file at `path`, with the path in its messages.
+/// parse_checkpoint of the file at `path`; its messages start "read_checkpoint: PATH: ".
 [[nodiscard]] inline TensorFile read_checkpoint(const std::filesystem::path& path, std::string_view format) {
-  return parse_checkpoint(detail::read_text(path), format, path.string());
+  return detail::parse_checkpoint_as("read_checkpoint", detail::read_text(path), format, path.string());
 }
 
 }  // namespace memtrace

@@ -282,6 +282,32 @@ concept NetworkOutput = requires {
   requires std::same_as<typename std::remove_cvref_t<T>::Scalar, Scalar>;
   requires(static_cast<unsigned>(std::remove_cvref_t<T>::Flags) & Eigen::DirectAccessBit) != 0;
 };
+
+/// The number of parameters in `parameters`' blocks, after checking that `gradients` has blocks of
+/// the same sizes (else std::invalid_argument starting "who: ").
+template <class P, class G>
+[[nodiscard]] std::size_t matching_blocks_total(const char* who, const P& parameters, const G& gradients) {
+  const std::size_t blocks = parameter_block_count(parameters);
+  if (parameter_block_count(gradients) != blocks)
+    invalid(who, ": gradients has ", parameter_block_count(gradients), " blocks, expected the parameters' ", blocks);
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t size = parameter_block(parameters, b).size();
+    if (parameter_block(gradients, b).size() != size)
+      invalid(who, ": gradients' block ", b, " has ", parameter_block(gradients, b).size(),
+              " entries, expected the parameters' ", size);
+    total += size;
+  }
+  return total;
+}
+
+/// Refuses a network output that is not rows x cols: a network of one's own that returns another
+/// shape gets a message naming it instead of reads past its end.
+template <class Out>
+void check_network_output(const char* who, const char* what, const Out& out, std::size_t rows, std::size_t cols) {
+  if (static_cast<std::size_t>(out.rows()) != rows || static_cast<std::size_t>(out.cols()) != cols) [[unlikely]]
+    invalid(who, ": the network's ", what, " is ", out.rows(), " x ", out.cols(), ", expected ", rows, " x ", cols);
+}
 }  // namespace detail
 
 /// A network's parameters (or gradients) as contiguous blocks of Scalar, optax's leaves: one

@@ -227,20 +227,21 @@ inline void append_le(std::string& out, std::uint64_t x, std::size_t bytes) {
 }
 
 // The tensor `name` of `file` (the first of that name, as TensorFile::at finds it), of dtype
-// `dtype` and `shape`, with as many values as the shape holds, every real one finite; or an
-// exception starting "who: " naming what differs (the loaders of weights and checkpoints).
+// `dtype` and `shape`, with as many values as the shape holds, every real one finite unless
+// `finite` is false (a mean of nothing is NaN, a threshold may be infinite); or an exception
+// starting "who: " naming what differs (the loaders of weights and checkpoints).
 inline const Tensor& expected_tensor(const char* who, const TensorFile& file, const std::string& name,
-                                     TensorDtype dtype, const std::vector<std::size_t>& shape) {
+                                     TensorDtype dtype, const std::vector<std::size_t>& shape, bool finite = true) {
   const Tensor* found = file.find(name);
   if (found == nullptr) invalid(who, ": the file has no tensor \"", name, "\"");
   if (found->dtype != dtype || found->shape != shape)
-    invalid(who, ": tensor \"", name, "\" is ", dtype_name(found->dtype), " ", shape_text(found->shape),
-            ", expected ", dtype_name(dtype), " ", shape_text(shape));
+    invalid(who, ": tensor \"", name, "\" is ", dtype_name(found->dtype), " ", shape_text(found->shape), ", expected ",
+            dtype_name(dtype), " ", shape_text(shape));
   std::size_t count = 0;
   if (!element_count(shape, count) || found->size() != count)
     invalid(who, ": tensor \"", name, "\" holds ", found->size(), " values, its shape ", count);
   for (const double v : found->values)
-    if (!std::isfinite(v)) invalid(who, ": tensor \"", name, "\" holds ", v, "; it must be finite");
+    if (finite && !std::isfinite(v)) invalid(who, ": tensor \"", name, "\" holds ", v, "; it must be finite");
   return *found;
 }
 

@@ -98,7 +98,7 @@ template <class... Parts>
 
 /// What a checkpoint holds of a T: specialisations with static save(file, prefix, x) and
 /// load(file, prefix, x) live in the opt-in checkpoint headers (checkpoint.hpp, env/checkpoint.hpp,
-/// memory/checkpoint.hpp, loop/rollout_checkpoint.hpp), and the types befriend theirs, so that the
+/// memory/checkpoint.hpp, loop/checkpoint.hpp), and the types befriend theirs, so that the
 /// core headers hold no checkpoint code. The primary template has neither: T is not checkpointable.
 template <class T>
 struct CheckpointState {};

@@ -41,7 +41,7 @@ int main() {
   memtrace::FrameStack<memtrace::Observation> stack(2, 3, memtrace::WindowPadding::zero);
   (void)stack;
 #elif defined(MEMTRACE_CASE_ppo_not_a_network)
-  memtrace::Ppo<Eigen::VectorXf, float, memtrace::Mlp<float>> agent(memtrace::Mlp<float>({2, 2}));
+  memtrace::Ppo<Eigen::VectorXf, float, memtrace::Mlp<float> > agent(memtrace::Mlp<float>({2, 2}));
   (void)agent;
 #else
   memtrace::MemoryTrace<std::ratio<1, 2>, 3> trace;

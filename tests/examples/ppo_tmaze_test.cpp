@@ -279,9 +279,8 @@ TEST_CASE("ppo_tmaze --save-agent writes the agent; --load-agent --steps 0 evalu
   // Another memory is another network: refused, naming the tensor.
   CHECK(run_program("--memory frame-stack --corridor 8 --steps 0 --load-agent " + agent.string(),
                     temp() / "other.log") == 1);
-  CHECK_THAT(
-      memtrace::test::slurp(temp() / "other.log.err"),
-      Catch::Contains("load_ppo_weights: tensor \"actor.0.weight\" is F32 [64, 90], expected F32 [64, 405]"));
+  CHECK_THAT(memtrace::test::slurp(temp() / "other.log.err"),
+             Catch::Contains("load_ppo_weights: tensor \"actor.0.weight\" is F32 [64, 90], expected F32 [64, 405]"));
   CHECK(run_program("--steps 2048 --save-agent " + (temp() / "no_such_folder" / "a.safetensors").string(),
                     temp() / "no_folder.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "no_folder.log.err"), Catch::Contains("no_such_folder does not exist"));
@@ -289,6 +288,49 @@ TEST_CASE("ppo_tmaze --save-agent writes the agent; --load-agent --steps 0 evalu
   CHECK_THAT(memtrace::test::slurp(temp() / "nothing.log.err"), Catch::Contains("give --load-agent FILE"));
   CHECK(run_program("--quick --save-agent x", temp() / "sweep_save.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "sweep_save.log.err"), Catch::Contains("--save-agent is for one run"));
+}
+
+TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the files of a run never killed") {
+  // 16 updates, checkpoints every 3, killed (--stop-after) after update 7, and while the next was due:
+  // the run resumes at update 6 and ends as the uninterrupted one. A sweep's runs likewise.
+  const std::string run =
+      "--memory trace+norm --corridor 8 --steps 32768 --eval-episodes 10 --no-plot --curve-points 8 ";
+  const fs::path never = temp() / "never_killed", killed = temp() / "killed";
+  REQUIRE(run_program(run + "--out " + never.string(), temp() / "never_killed.log") == 0);
+  CHECK_FALSE(fs::exists(never / "checkpoint.safetensors"));  // removed once the files are written
+  CHECK(run_program(run + "--checkpoint-every 3 --stop-after 7 --out " + killed.string(), temp() / "killed.log") == 3);
+  REQUIRE(fs::exists(killed / "checkpoint.safetensors"));
+  CHECK_FALSE(fs::exists(killed / "curve.csv"));
+  // Another run's flags refuse the checkpoint instead of resuming from it.
+  CHECK(run_program(run + "--seed 7 --out " + killed.string(), temp() / "other_run.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "other_run.log.err"), Catch::Contains("is the checkpoint of another run"));
+  REQUIRE(run_program(run + "--checkpoint-every 3 --out " + killed.string(), temp() / "resumed.log") == 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "resumed.log"), Catch::Contains("after 6 updates"));
+  for (const char* file : {"curve.csv", "diagnostics.csv"})
+    CHECK(memtrace::test::slurp(killed / file) == memtrace::test::slurp(never / file));
+  const auto evaluations = [](const fs::path& log) {
+    std::string lines;
+    std::istringstream text(memtrace::test::slurp(log));
+    for (std::string line; std::getline(text, line);)
+      if (line.starts_with("evaluation (") || line.starts_with("training:")) lines += line + "\n";
+    return lines;
+  };
+  CHECK(evaluations(temp() / "resumed.log") == evaluations(temp() / "never_killed.log"));
+  CHECK_FALSE(fs::exists(killed / "checkpoint.safetensors"));
+
+  const std::string sweep = "--quick --sweep-steps 16384 --seeds 2 --threads 2 --no-plot --checkpoint-every 2 ";
+  const fs::path whole = temp() / "sweep_whole", parts = temp() / "sweep_killed";
+  REQUIRE(run_program(sweep + "--out " + whole.string(), temp() / "sweep_whole.log") == 0);
+  CHECK(run_program(sweep + "--stop-after 5 --out " + parts.string(), temp() / "sweep_killed.log") == 3);
+  CHECK(std::distance(fs::directory_iterator(parts / "checkpoints"), fs::directory_iterator()) == 4);
+  REQUIRE(run_program(sweep + "--out " + parts.string(), temp() / "sweep_resumed.log") == 0);
+  CHECK_FALSE(fs::exists(parts / "checkpoints"));  // every run done: the folder is removed
+  CHECK(sorted_rows(parts / "runs.csv", 8) == sorted_rows(whole / "runs.csv", 8));
+  CHECK(sorted_rows(parts / "curves.csv", 7) == sorted_rows(whole / "curves.csv", 7));
+  CHECK(memtrace::test::slurp(parts / "summary.csv") == memtrace::test::slurp(whole / "summary.csv"));
+  CHECK(run_program("--checkpoint-every 5m", temp() / "bad_every.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad_every.log.err"),
+             Catch::Contains("--checkpoint-every must be N (updates) or Ns (seconds)"));
 }
 
 TEST_CASE(

@@ -15,27 +15,14 @@
 #include <vector>
 
 #include "../temp_dir.hpp"
+#include "cue_task.hpp"
 #include "relu_actor_critic.hpp"
 
 using namespace memtrace;
 
 namespace {
 
-/// The cue task of examples/ppo_basics.cpp (tests/learn/ppo_network_test.cpp has it too).
-struct Cue {
-  std::size_t t = 0, cue = 0;
-  std::size_t num_actions() const { return 2; }
-  template <class G>
-  Observation reset(G& gen) {
-    t = 0;
-    return cue = static_cast<Observation>(uniform_index(gen, 2));
-  }
-  template <class G>
-  TimeStep<> step(Action u, G& /*gen*/) {
-    if (++t < 6) return {t < 5 ? 2u : 3u};
-    return {3, u == cue ? 1.0 : 0.0, /*terminated=*/true};
-  }
-};
+using test_tasks::Cue;
 
 auto make_rollout(std::size_t n, const TraceBank<dynamic, float>& traces, std::uint64_t seed) {
   std::vector<DefaultGenerator> gens;
@@ -162,10 +149,10 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
   append_ppo_state(state, saved);
   write_checkpoint(path, state, "memtrace.other.1");
   refused("a checkpoint of format \"memtrace.other.1\", expected \"memtrace.ppo_checkpoint.1\"");
-  const auto forged = [&](const std::string& version, const std::string& isa) {
+  const auto forged = [&](const std::string& written_version, const std::string& isa) {
     TensorFile f = state;
     f.metadata["format"] = std::string(ppo_checkpoint_format);
-    f.metadata["memtrace_version"] = version;
+    f.metadata["memtrace_version"] = written_version;
     f.metadata["isa"] = isa;
     f.metadata["checksum"] = detail::fnv1a_hex(safetensors_bytes(f));
     write_safetensors(path, f);
@@ -192,7 +179,7 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
   TensorFile missing = state;
   std::erase_if(missing.tensors, [](const Tensor& t) { return t.name == "agent.generator"; });
   write_checkpoint(path, missing, ppo_checkpoint_format);
-  refused("load_ppo_state: load_state: the file has no tensor \"agent.generator\"");
+  refused("load_ppo_state: the file has no tensor \"agent.generator\"");
   CHECK_THROWS_WITH(write_checkpoint(
                         path,
                         [&] {

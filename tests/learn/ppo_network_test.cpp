@@ -12,28 +12,14 @@
 #include <span>
 #include <vector>
 
+#include "cue_task.hpp"
 #include "relu_actor_critic.hpp"
 
 using namespace memtrace;
 
 namespace {
 
-/// The cue task of examples/ppo_basics.cpp: a cue (observation 0 or 1), four corridor steps (2), a
-/// junction (3) where the action must match the cue (reward 1). Without memory: success 0.5.
-struct Cue {
-  std::size_t t = 0, cue = 0;
-  std::size_t num_actions() const { return 2; }
-  template <class G>
-  Observation reset(G& gen) {
-    t = 0;
-    return cue = static_cast<Observation>(uniform_index(gen, 2));
-  }
-  template <class G>
-  TimeStep<> step(Action u, G& /*gen*/) {
-    if (++t < 6) return {t < 5 ? 2u : 3u};
-    return {3, u == cue ? 1.0 : 0.0, /*terminated=*/true};
-  }
-};
+using test_tasks::Cue;
 
 template <class Scalar>
 auto make_rollout(std::size_t n, const TraceBank<dynamic, Scalar>& traces, std::uint64_t seed) {
@@ -148,5 +134,5 @@ TEST_CASE("Ppo trains a network of one's own through the concept: it learns a ta
 TEST_CASE("a network whose gradient blocks are not its parameter blocks is refused, naming both", "[ppo][network]") {
   Mismatched net(3, 4, 2);
   CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double, Mismatched>(net)),
-                    Catch::Contains("Ppo: the network's gradients() block 0 has 3 entries, its parameters() block "));
+                    "Ppo (the network): gradients' block 0 has 3 entries, expected the parameters' 31");
 }

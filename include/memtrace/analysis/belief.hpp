@@ -87,6 +87,8 @@ class BeliefFilter {
   [[nodiscard]] double value() const { return detail::belief_value_of(*process_, belief_); }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // analysis/belief_checkpoint.hpp
   const StationaryProcess* process_;
   Eigen::VectorXd belief_;
 };

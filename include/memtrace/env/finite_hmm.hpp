@@ -119,6 +119,8 @@ class BasicFiniteHmm {
   [[nodiscard]] const std::vector<bool>& terminal() const noexcept { return terminal_; }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   template <std::uniform_random_bit_generator G>
   Observation emit(G& gen) const {
     return emission_sampler_.sample(state_, gen).column;

@@ -368,6 +368,8 @@ class BasicFinitePomdp {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   /// step's checks and the step with rewards R(x, u, x', y): one draw of (x', y) from the joint table.
   template <std::uniform_random_bit_generator G>
   TimeStep<> checked_or_joint_step(Action u, G& gen) {

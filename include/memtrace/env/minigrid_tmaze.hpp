@@ -260,6 +260,8 @@ class MinigridTMaze {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   /// The layout of a maze of corridor length k in real coordinates (outside: empty).
   [[nodiscard]] static std::size_t layout_tile(std::size_t k, std::size_t cue, std::size_t sides, std::ptrdiff_t row,
                                                std::ptrdiff_t col) noexcept {

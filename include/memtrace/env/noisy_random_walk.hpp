@@ -179,6 +179,9 @@ class BasicNoisyRandomWalk {
   static constexpr std::uint64_t field_size = std::uint64_t{1} << 21;  // offset and observation fields
   static constexpr std::uint64_t coin_size = std::uint64_t{1} << 22;   // the coin's field
 
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
+
   struct Draw {
     std::uint64_t offset;
     Observation uniform;

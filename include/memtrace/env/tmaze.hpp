@@ -187,6 +187,8 @@ class BasicTMaze {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   static Eigen::Index idx(std::size_t i) noexcept { return static_cast<Eigen::Index>(i); }
 
   std::size_t k_;
@@ -225,6 +227,8 @@ class BasicTMazeAlwaysUp {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   TMaze maze_;
 };
 
@@ -361,6 +365,8 @@ class BasicTMazeNavigation {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   [[nodiscard]] Observation observation_at(std::size_t i, std::size_t cue, std::size_t sign) const noexcept {
     if (i == 0) return cue == 0 ? tmaze::a : tmaze::b;
     if (i + 1 == k_) return sign == 0 ? tmaze::x : tmaze::y;

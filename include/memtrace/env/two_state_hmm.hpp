@@ -74,6 +74,8 @@ class BasicTwoStateHmm {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // env/checkpoint.hpp
   template <std::uniform_random_bit_generator G>
   Observation emit(G& gen) const {
     return uniform_real(gen) < q_ ? 1 - x_ : x_;

@@ -64,17 +64,7 @@ class Adam {
       (ParameterBlocks<G, Scalar> || ParameterBlocks<G, const Scalar>)void step(const P& parameters, const G& gradients,
                                                                                 double learning_rate) {
     const std::size_t blocks = detail::parameter_block_count(parameters);
-    if (detail::parameter_block_count(gradients) != blocks)
-      detail::invalid("Adam::step: gradients has ", detail::parameter_block_count(gradients),
-                      " blocks, expected the parameters' ", blocks);
-    std::size_t total = 0;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t size = detail::parameter_block(parameters, b).size();
-      if (detail::parameter_block(gradients, b).size() != size)
-        detail::invalid("Adam::step: gradients' block ", b, " has ", detail::parameter_block(gradients, b).size(),
-                        " entries, expected the parameters' ", size);
-      total += size;
-    }
+    const std::size_t total = detail::matching_blocks_total("Adam::step", parameters, gradients);
     if (total != num_parameters())
       detail::invalid("Adam::step: parameters has ", total, " entries, expected ", m_.size());
     const Scales scales = begin_step(learning_rate);

@@ -3,9 +3,10 @@
 // (docs/minigrid-tmaze.md, "PPO recipe"): an actor-critic acting for N environments in lockstep
 // into a buffer of n_steps x N samples (learn/ppo_buffer.hpp), GAE, and per update `epochs` passes
 // over fresh random permutations in `minibatches` minibatches, each one step of Adam on the clipped
-// surrogate + 0.5 MSE value loss − 0.01 entropy after one global gradient-norm clip over both
-// networks, with a learning rate that decays linearly to 0. Dense (Eigen) and sparse (MultiHot)
-// features; float or double. Opt-in: a running normalisation of the (dense) features it acts on.
+// surrogate + 0.5 MSE value loss − 0.01 entropy after one global gradient-norm clip over the
+// network's parameter blocks, with a learning rate that decays linearly to 0. The network is the
+// paper's two MLPs or any ActorCriticNetwork. Dense (Eigen) and sparse (MultiHot) features; float
+// or double. Opt-in: a running normalisation of the (dense) features it acts on.
 // See docs/control.md ("PPO").
 
 #include <Eigen/Core>
@@ -51,7 +52,7 @@ struct PpoOptions {
   double clip_epsilon = 0.2;                             ///< ε of the clipped ratio, > 0
   double vf_coef = 0.5;                                  ///< weight of the value loss, >= 0
   double ent_coef = 0.01;                                ///< weight of the entropy bonus, >= 0
-  double max_grad_norm = 0.5;                            ///< the global gradient-norm clip over both networks, > 0
+  double max_grad_norm = 0.5;                            ///< the global gradient-norm clip over all parameters, > 0
   double learning_rate = 3e-4;                           ///< Adam's initial learning rate, >= 0
   bool anneal_lr = true;                                 ///< decay the learning rate linearly to 0 over total_updates
   std::size_t total_updates = 0;  ///< the schedule's horizon in updates; 0: set_total_updates or the first train()
@@ -157,7 +158,9 @@ class PpoPolicy {
     inputs_.resize(actor_->input_dim(), 1);
     inputs_.set(0, features);
     normalize(1);
-    return choose(logits(inputs_.block(0, 1)).col(0), gen);
+    const auto& out = logits(inputs_.block(0, 1));
+    detail::check_network_output("PpoPolicy::act", "policy output", out, num_actions(), 1);
+    return choose(out.col(0), gen);
   }
 
   /// A batch: actions[i] from features[i] with gens[i] (one forward pass of the actor).
@@ -171,6 +174,7 @@ class PpoPolicy {
     for (std::size_t i = 0; i < features.size(); ++i) inputs_.set(i, features[i]);
     normalize(features.size());
     const auto& out = logits(inputs_.block(0, features.size()));
+    detail::check_network_output("PpoPolicy::act", "policy output", out, num_actions(), features.size());
     for (std::size_t i = 0; i < features.size(); ++i)
       actions[i] = choose(out.col(static_cast<Eigen::Index>(i)), gens[i]);
   }
@@ -178,6 +182,13 @@ class PpoPolicy {
   [[nodiscard]] ActionSelection selection() const noexcept { return selection_; }
 
  private:
+  std::size_t num_actions() const {
+    if constexpr (ActorCriticNetwork<Net, Phi>)
+      return static_cast<std::size_t>(actor_->policy_dim());
+    else
+      return actor_->output_dim();
+  }
+
   void normalize(std::size_t count) {
     if constexpr (!detail::ppo_sparse<Phi>)
       if (normalizer_ != nullptr) inputs_.normalize(0, count, *normalizer_);
@@ -362,14 +373,17 @@ class Ppo {
     normalize(buffer.features, base, n);
     const auto input = buffer.features.block(base, n);
     const auto& logits = nets_.forward_policy(input);
+    detail::check_network_output("Ppo::act", "policy output", logits, num_actions(), n);
     for (std::size_t i = 0; i < n; ++i) {
       const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
       actions[i] = s.action;
       buffer.steps[base + i].action = s.action;  // record checks that the batch took it
       buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
     }
+    const auto& value_output = nets_.forward_value(input);
+    detail::check_network_output("Ppo::act", "value output", value_output, 1, n);
     buffer.values.segment(static_cast<Eigen::Index>(base), static_cast<Eigen::Index>(n)) =
-        nets_.forward_value(input).row(0).transpose();
+        value_output.row(0).transpose();
     buffer.acted = buffer.recorded + 1;
   }
 
@@ -441,7 +455,9 @@ class Ppo {
   void compute_advantages(PpoBuffer<Phi, Scalar>& buffer) {
     check_learnable("Ppo::compute_advantages", buffer);
     const std::size_t n = options_.n_envs;
-    buffer.bootstrap_values = nets_.forward_value(buffer.features.block(samples_, n)).row(0).transpose();
+    const auto& value_output = nets_.forward_value(buffer.features.block(samples_, n));
+    detail::check_network_output("Ppo::compute_advantages", "value output", value_output, 1, n);
+    buffer.bootstrap_values = value_output.row(0).transpose();
     const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
     generalized_advantages<Scalar>(gae, n, buffer.steps, as_span(buffer.values), as_span(buffer.bootstrap_values),
                                    as_span(buffer.final_values), as_span(buffer.advantages), as_span(buffer.targets));
@@ -450,12 +466,12 @@ class Ppo {
   /// The one learning step, from a full, bootstrapped buffer: compute_advantages(buffer), then
   /// `epochs` times a fresh permutation (identity shuffled by Fisher–Yates with uniform_index on the
   /// agent's generator) cut into `minibatches` minibatches, each: ppo_loss with gradients on the
-  /// minibatch gathered from the buffer, clip_by_global_norm(max_grad_norm) over the actor's and the
-  /// critic's gradients together, and one Adam step of both networks with the learning rate of the
-  /// schedule. Empties the buffer (its episodes stay listed until the next rollout's first record;
-  /// the stats keep a copy). Throws std::logic_error for a buffer that is not full and bootstrapped,
-  /// or when the learning rate anneals and no horizon is set (options.total_updates,
-  /// set_total_updates or the first train()); a refused call changes nothing.
+  /// minibatch gathered from the buffer, clip_by_global_norm(max_grad_norm) over the network's
+  /// gradient blocks (the actor's and the critic's together), and one Adam step of all its parameters
+  /// with the learning rate of the schedule. Empties the buffer (its episodes stay listed until the next rollout's
+  /// first record; the stats keep a copy). Throws std::logic_error for a buffer that is not full and bootstrapped, or
+  /// when the learning rate anneals and no horizon is set (options.total_updates, set_total_updates or the first
+  /// train()); a refused call changes nothing.
   const PpoStats& update(PpoBuffer<Phi, Scalar>& buffer) {
     check_learnable("Ppo::update", buffer);
     if (options_.anneal_lr && horizon_ == 0)
@@ -592,7 +608,8 @@ class Ppo {
 
   // ---- acting outside training ----
 
-  /// The policy (the actor, sampled or greedy), recording nothing: for evaluation and replays.
+  /// The policy (the network's policy head, sampled or greedy), recording nothing: for evaluation
+  /// and replays.
   [[nodiscard]] policy_type policy(ActionSelection selection = ActionSelection::sample) {
     const FeatureNormalizer* normalizer = options_.normalize_features ? &normalizer_ : nullptr;
     if constexpr (std::same_as<Network, ActorCritic<Scalar>>)
@@ -752,20 +769,7 @@ class Ppo {
   /// The number of parameters of a network whose gradient blocks have the sizes of its parameter
   /// blocks (else std::invalid_argument).
   static std::size_t parameter_count(Network& nets) {
-    const auto parameters = nets.parameters();
-    const auto gradients = nets.gradients();
-    const std::size_t blocks = detail::parameter_block_count(parameters);
-    if (detail::parameter_block_count(gradients) != blocks)
-      detail::invalid("Ppo: the network's gradients() has ", detail::parameter_block_count(gradients),
-                      " blocks, its parameters() ", blocks);
-    std::size_t count = 0;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t size = detail::parameter_block(parameters, b).size();
-      if (detail::parameter_block(gradients, b).size() != size)
-        detail::invalid("Ppo: the network's gradients() block ", b, " has ",
-                        detail::parameter_block(gradients, b).size(), " entries, its parameters() block ", size);
-      count += size;
-    }
+    const std::size_t count = detail::matching_blocks_total("Ppo (the network)", nets.parameters(), nets.gradients());
     if (count == 0) detail::invalid("Ppo: the network has no parameters");
     return count;
   }
@@ -785,7 +789,9 @@ class Ppo {
   Scalar value(const Phi& phi) {
     minibatch_.features.set(0, phi);
     normalize(minibatch_.features, 0, 1);
-    return nets_.forward_value(minibatch_.features.block(0, 1))(0, 0);
+    const auto& out = nets_.forward_value(minibatch_.features.block(0, 1));
+    detail::check_network_output("Ppo::record", "value output", out, 1, 1);
+    return out(0, 0);
   }
 
   /// Normalises columns [first, first + count) of `store` if the options ask for it.

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,6 +20,7 @@
 #include "memtrace/checkpoint.hpp"
 #include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/ppo.hpp"
+#include "memtrace/learn/ppo_weights.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/safetensors.hpp"
 
@@ -33,6 +36,7 @@ namespace detail {
 /// differs.
 [[nodiscard]] inline std::string ppo_options_text(const PpoOptions& o) {
   std::ostringstream out;
+  out.imbue(std::locale::classic());  // "1024", never "1,024": the text must not depend on the locale
   std::string hidden;
   for (const std::size_t h : o.hidden_sizes) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
   out << "n_envs=" << o.n_envs << "\nn_steps=" << o.n_steps << "\ndiscount=" << message(o.discount)
@@ -85,10 +89,6 @@ struct PpoStateAccess {
   }
 };
 
-[[nodiscard]] inline std::uint64_t single_integer(const char* who, const TensorFile& file, const std::string& name) {
-  return expected_tensor(who, file, name, TensorDtype::u64, {}).integers[0];
-}
-
 }  // namespace detail
 
 /// Appends the agent's state to `file`, every tensor named `prefix` + (F32 for a float agent, F64
@@ -105,26 +105,25 @@ struct PpoStateAccess {
 template <class Phi, class Scalar, class Network>
 void append_ppo_state(TensorFile& file, const Ppo<Phi, Scalar, Network>& agent, const std::string& prefix = "agent.") {
   using Access = detail::PpoStateAccess;
-  const TensorDtype real = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
   const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
   for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
     const auto block = detail::parameter_block(parameters, b);
-    file.tensors.push_back({prefix + "parameters." + std::to_string(b), real, {block.size()}, {}});
-    file.tensors.back().values.assign(block.begin(), block.end());
+    detail::put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
+                              {block.begin(), block.end()});
   }
   const auto& adam = Access::adam(agent);
   file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
   file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
-  file.tensors.push_back({prefix + "adam.count", TensorDtype::u64, {}, {}, {adam.count()}});
+  detail::put_integers(file, prefix + "adam.count", {}, {adam.count()});
   save_state(file, prefix, Access::generator(agent));
-  file.tensors.push_back({prefix + "updates", TensorDtype::u64, {}, {}, {Access::updates(agent)}});
-  file.tensors.push_back({prefix + "total_updates", TensorDtype::u64, {}, {}, {agent.total_updates()}});
+  detail::put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
+  detail::put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
   if (agent.options().normalize_features) {
     const FeatureNormalizer& n = agent.normalizer();
-    file.tensors.push_back({prefix + "normalizer.count", TensorDtype::u64, {}, {}, {n.count()}});
+    detail::put_integers(file, prefix + "normalizer.count", {}, {n.count()});
     file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
     file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
-    file.tensors.push_back({prefix + "normalizer.frozen", TensorDtype::u64, {}, {}, {n.frozen() ? 1u : 0u}});
+    detail::put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
   }
   file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
 }
@@ -133,74 +132,68 @@ void append_ppo_state(TensorFile& file, const Ppo<Phi, Scalar, Network>& agent, 
 /// features: afterwards it acts and learns exactly as the saved agent would have. Throws
 /// std::invalid_argument starting "load_ppo_state: " for options that differ (naming the first),
 /// a missing tensor, one of another dtype or shape, non-finite values, a negative second moment, an
-/// all-zero generator or normaliser statistics FeatureNormalizer refuses; every check runs before
-/// anything changes, so a refused file changes nothing.
+/// all-zero generator, counters that do not fit each other (Adam's steps are updates x epochs x
+/// minibatches; the horizon's steps must not overflow) or normaliser statistics FeatureNormalizer
+/// refuses; every check runs before anything changes, so a refused file changes nothing.
 template <class Phi, class Scalar, class Network>
 void load_ppo_state(Ppo<Phi, Scalar, Network>& agent, const TensorFile& file, const std::string& prefix = "agent.") {
-  constexpr const char* who = "load_ppo_state";
-  const TensorDtype real = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
-  const auto options = file.metadata.find(prefix + "options");
-  if (options == file.metadata.end()) detail::invalid(who, ": the file has no metadata \"", prefix, "options\"");
-  const std::string mine = detail::ppo_options_text(agent.options());
-  if (options->second != mine)
-    detail::invalid(who, ": the saved agent's options differ: ", detail::first_difference(options->second, mine));
+  const PpoOptions& o = agent.options();
   const auto parameters = agent.networks().parameters();
   const std::size_t blocks = detail::parameter_block_count(parameters);
-  std::vector<const Tensor*> saved(blocks);
-  std::size_t total = 0;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t size = detail::parameter_block(parameters, b).size();
-    saved[b] = &detail::expected_tensor(who, file, prefix + "parameters." + std::to_string(b), real, {size});
-    total += size;
-  }
-  if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
-    detail::invalid(who, ": the file has more parameter blocks than the agent's network (", blocks, ")");
-  const Tensor& m = detail::expected_tensor(who, file, prefix + "adam.first_moment", real, {total});
-  const Tensor& v = detail::expected_tensor(who, file, prefix + "adam.second_moment", real, {total});
-  const std::uint64_t adam_count = detail::single_integer(who, file, prefix + "adam.count");
+  std::vector<const std::vector<double>*> saved(blocks);
   DefaultGenerator gen;
-  try {
-    load_state(file, prefix, gen);
-  } catch (const std::invalid_argument& e) {
-    detail::invalid(who, ": ", e.what());
-  }
-  const std::uint64_t updates = detail::single_integer(who, file, prefix + "updates");
-  const std::uint64_t horizon = detail::single_integer(who, file, prefix + "total_updates");
   FeatureNormalizer normalizer;
-  if (agent.options().normalize_features) {
-    const auto d = agent.input_dim();
-    const std::uint64_t count = detail::single_integer(who, file, prefix + "normalizer.count");
-    const Tensor& mean = detail::expected_tensor(who, file, prefix + "normalizer.mean", TensorDtype::f64, {d});
-    const Tensor& m2 =
-        detail::expected_tensor(who, file, prefix + "normalizer.squared_deviations", TensorDtype::f64, {d});
-    const std::uint64_t frozen = detail::single_integer(who, file, prefix + "normalizer.frozen");
-    if (frozen > 1) detail::invalid(who, ": ", prefix, "normalizer.frozen must be 0 or 1, got ", frozen);
-    try {
-      normalizer =
-          FeatureNormalizer(static_cast<std::size_t>(count),
-                            Eigen::Map<const Eigen::VectorXd>(mean.values.data(), static_cast<Eigen::Index>(d)),
-                            Eigen::Map<const Eigen::VectorXd>(m2.values.data(), static_cast<Eigen::Index>(d)),
-                            agent.options().normalizer);
-    } catch (const std::invalid_argument& e) {
-      detail::invalid(who, ": ", e.what());
-    }
-    if (frozen == 1) normalizer.freeze();
-  }
-  const auto as_vector = [](const Tensor& t) {
-    return Eigen::Map<const Eigen::VectorXd>(t.values.data(), static_cast<Eigen::Index>(t.values.size()));
-  };
-  // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
+  const std::vector<double>*m = nullptr, *v = nullptr;
+  std::uint64_t adam_count = 0, updates = 0, horizon = 0;
   try {
+    const auto options = file.metadata.find(prefix + "options");
+    if (options == file.metadata.end()) detail::invalid("the file has no metadata \"", prefix, "options\"");
+    const std::string mine = detail::ppo_options_text(o);
+    if (options->second != mine)
+      detail::invalid("the saved agent's options differ: ", detail::first_difference(options->second, mine));
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t size = detail::parameter_block(parameters, b).size();
+      saved[b] = &detail::state_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {size});
+      total += size;
+    }
+    if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
+      detail::invalid("the file has more parameter blocks than the agent's network (", blocks, ")");
+    m = &detail::state_reals<Scalar>(file, prefix + "adam.first_moment", {total});
+    v = &detail::state_reals<Scalar>(file, prefix + "adam.second_moment", {total});
+    adam_count = detail::state_integer(file, prefix + "adam.count");
+    load_state(file, prefix, gen);
+    updates = detail::state_integer(file, prefix + "updates");
+    horizon = detail::state_integer(file, prefix + "total_updates");
+    const std::size_t steps = o.epochs * o.minibatches;  // the agent checked that it does not overflow
+    if (updates > std::numeric_limits<std::uint64_t>::max() / steps || adam_count != updates * steps)
+      detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps do not fit ", updates, " updates of ", steps);
+    if (horizon > std::numeric_limits<std::uint64_t>::max() / steps)
+      detail::invalid(prefix, "total_updates: ", horizon, " updates of ", steps, " Adam steps overflow");
+    if (o.normalize_features) {
+      const auto d = agent.input_dim();
+      const std::uint64_t count = detail::state_integer(file, prefix + "normalizer.count");
+      const auto& mean = detail::state_reals(file, prefix + "normalizer.mean", {d});
+      const auto& m2 = detail::state_reals(file, prefix + "normalizer.squared_deviations", {d});
+      normalizer = detail::restore_normalizer(count, mean, m2, o.normalizer);
+      if (detail::state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
+    }
+    // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
+    const auto as_vector = [](const std::vector<double>& x) {
+      return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
+    };
     detail::PpoStateAccess::restore(agent, gen, static_cast<std::size_t>(updates), static_cast<std::size_t>(horizon),
-                                    as_vector(m), as_vector(v), static_cast<std::size_t>(adam_count));
+                                    as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count));
   } catch (const std::invalid_argument& e) {
-    detail::invalid(who, ": ", e.what());
+    std::string_view why = e.what();
+    if (why.starts_with("load_state: ")) why.remove_prefix(12);  // the shared readers' own prefix
+    detail::invalid("load_ppo_state: ", why);
   }
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto block = detail::parameter_block(parameters, b);
-    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<Scalar>(saved[b]->values[i]);
+    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<Scalar>((*saved[b])[i]);
   }
-  if (agent.options().normalize_features) agent.set_normalizer(normalizer);
+  if (o.normalize_features) agent.set_normalizer(normalizer);
 }
 
 /// The agent's state (append_ppo_state) written to `path` as a checkpoint of format

@@ -107,11 +107,8 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   const auto input = minibatch.features.block(0, b);
   const auto& logits = nets.forward_policy(input);
   const auto& v_new = nets.forward_value(input);
-  if (static_cast<std::size_t>(logits.rows()) != num_actions || logits.cols() != cols || v_new.rows() != 1 ||
-      v_new.cols() != cols)
-    detail::invalid("ppo_loss: the networks returned a policy output of ", logits.rows(), " x ", logits.cols(),
-                    " and values of ", v_new.rows(), " x ", v_new.cols(), ", expected ", num_actions, " x ", cols,
-                    " and 1 x ", cols);
+  detail::check_network_output("ppo_loss", "policy output", logits, num_actions, b);
+  detail::check_network_output("ppo_loss", "value output", v_new, 1, b);
 
   // log-softmax and entropy of every column, vectorised over the minibatch.
   auto m = workspace.row_max.head(cols);

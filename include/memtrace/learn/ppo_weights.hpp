@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -62,6 +63,16 @@ void copy_mlp_tensors(const TensorFile& file, const std::string& prefix, Mlp<Sca
     copy_tensor(file.at(prefix + "." + std::to_string(l) + ".weight"), net.weights(l));
     copy_tensor(file.at(prefix + "." + std::to_string(l) + ".bias"), net.bias(l));
   }
+}
+
+/// A normaliser from saved statistics (FeatureNormalizer's constructor from them), for the
+/// loaders of weights and checkpoints; its refusals keep their text.
+[[nodiscard]] inline FeatureNormalizer restore_normalizer(std::uint64_t count, const std::vector<double>& mean,
+                                                          const std::vector<double>& squared_deviations,
+                                                          const NormalizerOptions& options) {
+  const auto d = static_cast<Eigen::Index>(mean.size());
+  return FeatureNormalizer(static_cast<std::size_t>(count), Eigen::Map<const Eigen::VectorXd>(mean.data(), d),
+                           Eigen::Map<const Eigen::VectorXd>(squared_deviations.data(), d), options);
 }
 
 }  // namespace detail
@@ -122,10 +133,13 @@ void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
   FeatureNormalizer normalizer;
   if (normalized) {
     const auto d = agent.input_dim();
-    const double count = detail::expected_tensor("load_ppo_weights", file, "normalizer.count", TensorDtype::f64, {}).values[0];
+    const double count =
+        detail::expected_tensor("load_ppo_weights", file, "normalizer.count", TensorDtype::f64, {}).values[0];
     const Tensor& mean = detail::expected_tensor("load_ppo_weights", file, "normalizer.mean", TensorDtype::f64, {d});
-    const Tensor& m2 = detail::expected_tensor("load_ppo_weights", file, "normalizer.squared_deviations", TensorDtype::f64, {d});
-    const Tensor& variance = detail::expected_tensor("load_ppo_weights", file, "normalizer.variance", TensorDtype::f64, {d});
+    const Tensor& m2 =
+        detail::expected_tensor("load_ppo_weights", file, "normalizer.squared_deviations", TensorDtype::f64, {d});
+    const Tensor& variance =
+        detail::expected_tensor("load_ppo_weights", file, "normalizer.variance", TensorDtype::f64, {d});
     if (!(count >= 0.0 && count <= 9007199254740992.0 && count == std::floor(count)))
       detail::invalid("load_ppo_weights: normalizer.count must be a whole number in [0, 2^53], got ", count);
     // Python normalises with the variance, memtrace with M2 / count: they must agree.
@@ -141,10 +155,7 @@ void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
                       " (NaN: missing or not a number), the agent's options.normalizer ", options.epsilon, " and ",
                       options.clip);
     try {
-      normalizer =
-          FeatureNormalizer(static_cast<std::size_t>(count),
-                            Eigen::Map<const Eigen::VectorXd>(mean.values.data(), static_cast<Eigen::Index>(d)),
-                            Eigen::Map<const Eigen::VectorXd>(m2.values.data(), static_cast<Eigen::Index>(d)), options);
+      normalizer = detail::restore_normalizer(static_cast<std::uint64_t>(count), mean.values, m2.values, options);
     } catch (const std::invalid_argument& e) {
       detail::invalid("load_ppo_weights: ", e.what());
     }

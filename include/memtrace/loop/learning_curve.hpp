@@ -171,6 +171,9 @@ class LearningCurve {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // loop/checkpoint.hpp
+
   std::vector<std::size_t> at_;
   CurveOptions options_;
   std::vector<CurvePoint> points_;

@@ -183,6 +183,9 @@ class Rollout {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // loop/checkpoint.hpp
+
   static constexpr Action no_action = static_cast<Action>(-1);
   void check_index(const char* who, std::size_t i) const {
     if (i >= envs_.size())

@@ -90,6 +90,8 @@ class TraceStep {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   TraceInit init_;
   double power_ = 1.0;
 };
@@ -197,6 +199,8 @@ class TraceMemory {
   bool started_ = false;
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
 
   /// reset for vector observations; `who` is the public function called.
@@ -284,6 +288,8 @@ class MemoryTrace : public detail::crtp::TraceMemory<MemoryTrace<Lambda, NumObse
   [[nodiscard]] TraceInit init() const noexcept { return step_.init(); }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   static constexpr detail::TraceNames names{"MemoryTrace", "MemoryTrace::reset", "MemoryTrace::update"};
 
   static features_type make_zero(std::size_t num_observations) {

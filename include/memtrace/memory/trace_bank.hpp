@@ -70,6 +70,8 @@ class TraceBank
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   static constexpr detail::TraceNames names{"TraceBank", "TraceBank::reset", "TraceBank::update"};
   static constexpr int block_size = detail::eigen_size(NumObservations);
 

@@ -204,6 +204,8 @@ class Window {
   }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   void check(Observation y) const { detail::check_observation("Window", y, num_observations_); }
 
   std::size_t length_;
@@ -285,6 +287,8 @@ class ConcatWindow {
   [[nodiscard]] WindowPadding padding() const noexcept { return padding_; }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   void check(Observation y) const { detail::check_observation("ConcatWindow", y, num_observations_); }
 
   std::size_t length_;
@@ -482,6 +486,8 @@ class FrameStack {
   [[nodiscard]] WindowPadding padding() const noexcept { return padding_; }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   template <class D>
   void start(const char* who, const Eigen::MatrixBase<D>& y0) {
     detail::check_dense_observation(who, y0, dim_);

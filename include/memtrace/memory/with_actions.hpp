@@ -82,6 +82,8 @@ class WithActions {
   [[nodiscard]] const M& memory() const noexcept { return memory_; }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   M memory_;
   std::size_t num_observations_;
   std::size_t num_actions_;
@@ -216,6 +218,8 @@ class AppendAction {
   [[nodiscard]] const M& memory() const noexcept { return memory_; }
 
  private:
+  template <class>
+  friend struct detail::CheckpointState;  // memory/checkpoint.hpp
   static constexpr Action none = static_cast<Action>(-1);
 
   void check_action(Action u) const {

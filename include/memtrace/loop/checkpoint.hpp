@@ -1,0 +1,284 @@
+#pragma once
+// Checkpoints of what the loops hold: a Rollout (its environments, memories and generators, and the
+// episodes in flight), a LearningCurve (its points, the open bin, the recent episodes), and a whole
+// PPO training run (the agent, the rollout, the curve) saved and resumed in one file, so that a
+// run killed at any update resumes from its last checkpoint and ends bit for bit as if it had not
+// been killed. Opt-in. See docs/control.md ("Checkpoints").
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memtrace/checkpoint.hpp"
+#include "memtrace/learn/ppo.hpp"
+#include "memtrace/learn/ppo_checkpoint.hpp"
+#include "memtrace/loop/learning_curve.hpp"
+#include "memtrace/loop/rollout.hpp"
+#include "memtrace/safetensors.hpp"
+
+namespace memtrace {
+
+namespace detail {
+
+/// A Rollout's state, under the prefix: size (U64 [1]: the number of environments), steps_taken
+/// and started (U64 []); env.I. and memory.I. for environment I (each part's own state:
+/// save_state) and env.I.generator (U64 [4]: environment I draws everything from it); and the episodes in flight, one
+/// entry per environment: step.action, step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and
+/// step.episode_return (F64 [N]). The features the policies act on next are the memories'
+/// features, so they are not stored.
+template <class Env, class M, class G>
+requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G>
+struct CheckpointState<Rollout<Env, M, G>> {
+  static void save(TensorFile& file, const std::string& prefix, const Rollout<Env, M, G>& r) {
+    const std::size_t n = r.envs_.size();
+    put_integers(file, prefix + "size", {1}, {n});
+    put_integers(file, prefix + "steps_taken", {}, {r.t_});
+    put_integers(file, prefix + "started", {}, {r.started_ ? 1u : 0u});
+    for (std::size_t i = 0; i < n; ++i) {
+      save_state(file, part(prefix, "env.", i), r.envs_[i]);
+      save_state(file, part(prefix, "memory.", i), r.memories_[i]);
+      save_state(file, part(prefix, "env.", i), r.gens_[i]);  // env.I.generator: environment I draws from it
+    }
+    std::vector<std::uint64_t> action(n), terminated(n), truncated(n), length(n);
+    std::vector<double> reward(n), episode_return(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const ActedStep& s = r.steps_[i];
+      action[i] = s.action;
+      terminated[i] = s.terminated;
+      truncated[i] = s.truncated;
+      length[i] = s.episode_length;
+      reward[i] = s.reward;
+      episode_return[i] = s.episode_return;
+    }
+    put_integers(file, prefix + "step.action", {n}, std::move(action));
+    put_integers(file, prefix + "step.terminated", {n}, std::move(terminated));
+    put_integers(file, prefix + "step.truncated", {n}, std::move(truncated));
+    put_integers(file, prefix + "step.episode_length", {n}, std::move(length));
+    put_reals(file, prefix + "step.reward", {n}, std::move(reward));
+    put_reals(file, prefix + "step.episode_return", {n}, std::move(episode_return));
+  }
+
+  static void load(const TensorFile& file, const std::string& prefix, Rollout<Env, M, G>& r) {
+    const std::size_t n = r.envs_.size();
+    check_parameters(file, prefix + "size", "a Rollout", std::vector<std::uint64_t>{n},
+                     [](const std::vector<std::uint64_t>& size) { return message(size[0], " environments"); });
+    const std::uint64_t steps_taken = state_integer(file, prefix + "steps_taken");
+    const bool started = state_flag(file, prefix + "started");
+    // Into copies: a refusal of environment 7's state leaves environments 0-6 of r as they were.
+    std::vector<Env> envs = r.envs_;
+    std::vector<M> memories = r.memories_;
+    std::vector<G> gens = r.gens_;
+    for (std::size_t i = 0; i < n; ++i) {
+      load_state(file, part(prefix, "env.", i), envs[i]);
+      load_state(file, part(prefix, "memory.", i), memories[i]);
+      load_state(file, part(prefix, "env.", i), gens[i]);
+    }
+    const auto& action = state_integers(file, prefix + "step.action", {n});
+    const auto& terminated = state_integers(file, prefix + "step.terminated", {n});
+    const auto& truncated = state_integers(file, prefix + "step.truncated", {n});
+    const auto& length = state_integers(file, prefix + "step.episode_length", {n});
+    const auto& reward = state_reals(file, prefix + "step.reward", {n});
+    const auto& episode_return = state_reals(file, prefix + "step.episode_return", {n});
+    check_flags(prefix + "step.terminated", terminated);
+    check_flags(prefix + "step.truncated", truncated);
+    std::vector<ActedStep> steps(n);
+    for (std::size_t i = 0; i < n; ++i)
+      steps[i] = {
+          static_cast<Action>(action[i]),     reward[i], terminated[i] == 1, truncated[i] == 1, episode_return[i],
+          static_cast<std::size_t>(length[i])};
+    r.envs_ = std::move(envs);
+    r.memories_ = std::move(memories);
+    r.gens_ = std::move(gens);
+    r.steps_ = std::move(steps);
+    r.t_ = static_cast<std::size_t>(steps_taken);
+    r.started_ = started;
+    r.features_.clear();
+    if (r.started_)
+      for (std::size_t i = 0; i < n; ++i) r.features_.push_back(r.memories_[i].features());
+    r.next_features_ = r.features_;
+  }
+
+ private:
+  static std::string part(const std::string& prefix, const char* what, std::size_t i) {
+    return prefix + what + std::to_string(i) + ".";
+  }
+};
+
+/// A LearningCurve's state, under the prefix: point_steps (U64 [P]) and options (success_return F64
+/// [1], recent_episodes U64 [1]), which must equal the curve's own; the points reached
+/// (points.env_steps, .updates, .episodes_ended, .successes: U64 [K]; points.return_sum, .entropy,
+/// .value_loss, .advantage_std, .approx_kl, .clip_fraction: F64 [K], NaN where a point had no
+/// update); the open bin (bin.*, the same fields, [1]) and its sums (bin.sums F64 [5]); the
+/// counters (counters U64 [5]: the last update's environment steps, episodes ended, successes, the
+/// ring's next slot and its successes) and the ring of recent successes (recent U64 [R]).
+template <>
+struct CheckpointState<LearningCurve> {
+  static void save(TensorFile& file, const std::string& prefix, const LearningCurve& c) {
+    put_integers(file, prefix + "point_steps", {c.at_.size()}, {c.at_.begin(), c.at_.end()});
+    put_reals(file, prefix + "options.success_return", {1}, {c.options_.success_return});
+    put_integers(file, prefix + "options.recent_episodes", {1}, {c.options_.recent_episodes});
+    save_points(file, prefix + "points.", c.points_);
+    save_points(file, prefix + "bin.", {c.bin_});
+    put_reals(file, prefix + "bin.sums", {std::size(c.sums_)}, {std::begin(c.sums_), std::end(c.sums_)});
+    put_integers(file, prefix + "counters", {5},
+                 {c.last_env_steps_, c.episodes_ended_, c.successes_, c.recent_next_, c.recent_successes_});
+    put_integers(file, prefix + "recent", {c.recent_.size()}, {c.recent_.begin(), c.recent_.end()});
+  }
+
+  static void load(const TensorFile& file, const std::string& prefix, LearningCurve& c) {
+    check_parameters(file, prefix + "point_steps", "a LearningCurve",
+                     std::vector<std::uint64_t>(c.at_.begin(), c.at_.end()), points_text);
+    check_parameters<double>(file, prefix + "options.success_return", "a LearningCurve", {"success_return"},
+                             {c.options_.success_return});
+    check_parameters<std::uint64_t>(file, prefix + "options.recent_episodes", "a LearningCurve", {"recent_episodes"},
+                                    {c.options_.recent_episodes});
+    const Tensor* points = file.find(prefix + "points.env_steps");
+    const std::size_t k = points == nullptr || points->shape.size() != 1 ? 0 : points->shape[0];
+    if (k > c.at_.size()) invalid("load_state: ", prefix, "points: ", k, " points saved, the curve has ", c.at_.size());
+    std::vector<CurvePoint> reached = load_points(file, prefix + "points.", k);
+    const CurvePoint bin = load_points(file, prefix + "bin.", 1)[0];
+    const auto& sums = state_reals(file, prefix + "bin.sums", {5});
+    const auto& counters = state_integers(file, prefix + "counters", {5});
+    const Tensor* recent_tensor = file.find(prefix + "recent");
+    const std::size_t r = recent_tensor == nullptr || recent_tensor->shape.size() != 1 ? 0 : recent_tensor->shape[0];
+    const auto& recent = state_integers(file, prefix + "recent", {r});
+    check_flags(prefix + "recent", recent);
+    std::size_t recent_successes = 0;
+    for (const std::uint64_t x : recent) recent_successes += x;
+    if (r > c.options_.recent_episodes || counters[4] != recent_successes || (r > 0 && counters[3] >= r) ||
+        (r == 0 && counters[3] != 0) || counters[2] > counters[1])
+      invalid("load_state: ", prefix, "counters: inconsistent with the recent episodes saved (the file was altered)");
+    c.points_ = std::move(reached);
+    c.bin_ = bin;
+    std::copy(sums.begin(), sums.end(), std::begin(c.sums_));
+    c.last_env_steps_ = static_cast<std::size_t>(counters[0]);
+    c.episodes_ended_ = static_cast<std::size_t>(counters[1]);
+    c.successes_ = static_cast<std::size_t>(counters[2]);
+    c.recent_next_ = static_cast<std::size_t>(counters[3]);
+    c.recent_successes_ = static_cast<std::size_t>(counters[4]);
+    c.recent_.assign(recent.begin(), recent.end());
+  }
+
+ private:
+  // "5 points at 64 .. 320 environment steps": the points of a curve (of its budget and update size).
+  static std::string points_text(const std::vector<std::uint64_t>& at) {
+    if (at.empty()) return "no points";
+    return message(at.size(), " points at ", at.front(), " .. ", at.back(), " environment steps");
+  }
+
+  static constexpr const char* means[] = {"entropy", "value_loss", "advantage_std", "approx_kl", "clip_fraction"};
+  static double CurvePoint::*mean(int k) {
+    constexpr double CurvePoint::*members[] = {&CurvePoint::entropy, &CurvePoint::value_loss,
+                                               &CurvePoint::advantage_std, &CurvePoint::approx_kl,
+                                               &CurvePoint::clip_fraction};
+    return members[k];
+  }
+
+  static void save_points(TensorFile& file, const std::string& prefix, const std::vector<CurvePoint>& points) {
+    const std::size_t k = points.size();
+    std::vector<std::uint64_t> steps(k), updates(k), ended(k), successes(k);
+    std::vector<double> returns(k);
+    for (std::size_t i = 0; i < k; ++i) {
+      steps[i] = points[i].env_steps;
+      updates[i] = points[i].updates;
+      ended[i] = points[i].episodes_ended;
+      successes[i] = points[i].successes;
+      returns[i] = points[i].return_sum;
+    }
+    put_integers(file, prefix + "env_steps", {k}, std::move(steps));
+    put_integers(file, prefix + "updates", {k}, std::move(updates));
+    put_integers(file, prefix + "episodes_ended", {k}, std::move(ended));
+    put_integers(file, prefix + "successes", {k}, std::move(successes));
+    put_reals(file, prefix + "return_sum", {k}, std::move(returns));
+    for (int m = 0; m < 5; ++m) {
+      std::vector<double> values(k);
+      for (std::size_t i = 0; i < k; ++i) values[i] = points[i].*mean(m);
+      put_reals(file, prefix + means[m], {k}, std::move(values));
+    }
+  }
+
+  static std::vector<CurvePoint> load_points(const TensorFile& file, const std::string& prefix, std::size_t k) {
+    std::vector<CurvePoint> points(k);
+    const auto& steps = state_integers(file, prefix + "env_steps", {k});
+    const auto& updates = state_integers(file, prefix + "updates", {k});
+    const auto& ended = state_integers(file, prefix + "episodes_ended", {k});
+    const auto& successes = state_integers(file, prefix + "successes", {k});
+    const auto& returns = state_reals(file, prefix + "return_sum", {k});
+    for (std::size_t i = 0; i < k; ++i) {
+      if (successes[i] > ended[i])
+        invalid("load_state: ", prefix, "successes[", i, "] = ", successes[i], " exceeds the episodes ended, ",
+                ended[i]);
+      points[i].env_steps = static_cast<std::size_t>(steps[i]);
+      points[i].updates = static_cast<std::size_t>(updates[i]);
+      points[i].episodes_ended = static_cast<std::size_t>(ended[i]);
+      points[i].successes = static_cast<std::size_t>(successes[i]);
+      points[i].return_sum = returns[i];
+    }
+    for (int m = 0; m < 5; ++m) {
+      const auto& values = state_reals(file, prefix + means[m], {k}, /*finite=*/false);  // NaN: a point without updates
+      for (std::size_t i = 0; i < k; ++i) points[i].*mean(m) = values[i];
+    }
+    return points;
+  }
+};
+
+}  // namespace detail
+
+/// The format of save_ppo_run's files.
+inline constexpr std::string_view ppo_run_format = "memtrace.ppo_run.1";
+
+/// Writes a checkpoint of a whole PPO training run to `path` (write_checkpoint: atomically, with a
+/// checksum, the version and the instruction set): the agent (append_ppo_state, under "agent."),
+/// the rollout (under "rollout.": every environment, memory and generator, and the episodes in
+/// flight) and, if given, the learning curve (under "curve."); `metadata` adds entries of the
+/// caller's (e.g. the program's own counters). Call it between updates (train's on_update).
+template <class Phi, class Scalar, class Network, class Env, class M, class G>
+void save_ppo_run(const std::filesystem::path& path, const Ppo<Phi, Scalar, Network>& agent,
+                  const Rollout<Env, M, G>& rollout, const LearningCurve* curve = nullptr,
+                  const std::map<std::string, std::string>& metadata = {}) {
+  for (const auto& [key, value] : metadata)
+    if (key.starts_with("agent."))
+      detail::invalid("save_ppo_run: metadata key \"", key, "\" is the agent's (keys starting agent. are reserved)");
+  TensorFile file;
+  file.metadata = metadata;
+  append_ppo_state(file, agent);
+  save_state(file, "rollout.", rollout);
+  if (curve != nullptr) save_state(file, "curve.", *curve);
+  write_checkpoint(path, file, ppo_run_format);
+}
+
+/// Restores a run saved by save_ppo_run into an agent, a rollout and (if given; the file must then
+/// hold one) a curve built as the saved ones were (same options, environments, memories, budget):
+/// training on from here ends exactly as the saved run would have. All or nothing: the parts are
+/// loaded into copies and assigned only when every one is accepted; a refusal (read_checkpoint's,
+/// load_ppo_state's, load_state's) changes nothing. Returns the file's metadata (the caller's
+/// entries, e.g. its counters).
+template <class Phi, class Scalar, class Network, class Env, class M, class G>
+std::map<std::string, std::string> load_ppo_run(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent,
+                                                Rollout<Env, M, G>& rollout, LearningCurve* curve = nullptr) {
+  const TensorFile file = read_checkpoint(path, ppo_run_format);
+  Ppo<Phi, Scalar, Network> agent_copy = agent;
+  Rollout<Env, M, G> rollout_copy = rollout;
+  load_ppo_state(agent_copy, file);
+  load_state(file, "rollout.", rollout_copy);
+  if (curve != nullptr) {
+    LearningCurve curve_copy = *curve;
+    load_state(file, "curve.", curve_copy);
+    *curve = std::move(curve_copy);
+  }
+  agent = std::move(agent_copy);
+  rollout = std::move(rollout_copy);
+  std::map<std::string, std::string> metadata = file.metadata;
+  std::erase_if(metadata, [](const auto& entry) { return entry.first.rfind("agent.", 0) == 0; });
+  return metadata;
+}
+
+}  // namespace memtrace
