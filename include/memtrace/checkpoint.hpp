@@ -57,6 +57,34 @@ class Fnv1a {
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
 
+/// Feeds the matrix `m` to a model's fingerprint `h`, so that a model of the same sizes but other
+/// matrices refuses a state. A dense matrix or vector (Eigen): rows, columns, then every value's bits,
+/// row by row. A sparse one (detected by its InnerIterator): rows, columns, the non-zero count, then
+/// every (row, column, value) in storage order.
+template <class M>
+void add_matrix(Fnv1a& h, const M& m) {
+  h.word(static_cast<std::uint64_t>(m.rows()));
+  h.word(static_cast<std::uint64_t>(m.cols()));
+  if constexpr (requires { typename M::InnerIterator; }) {
+    h.word(static_cast<std::uint64_t>(m.nonZeros()));
+    for (decltype(m.outerSize()) k = 0; k < m.outerSize(); ++k)
+      for (typename M::InnerIterator it(m, k); it; ++it) {
+        h.word(static_cast<std::uint64_t>(it.row()));
+        h.word(static_cast<std::uint64_t>(it.col()));
+        h.real(static_cast<double>(it.value()));
+      }
+  } else {
+    for (decltype(m.rows()) r = 0; r < m.rows(); ++r)
+      for (decltype(m.cols()) c = 0; c < m.cols(); ++c) h.real(static_cast<double>(m.coeff(r, c)));
+  }
+}
+
+/// Feeds the flags `v` (e.g. a model's terminal states) to a fingerprint `h`: their count, then each as a word.
+inline void add_flags(Fnv1a& h, const std::vector<bool>& v) {
+  h.word(v.size());
+  for (const bool b : v) h.word(b ? 1 : 0);
+}
+
 /// The FNV-1a hash of `bytes` as 16 hexadecimal digits: a checkpoint's checksum.
 [[nodiscard]] inline std::string fnv1a_hex(std::string_view bytes) {
   Fnv1a hash;

@@ -1,12 +1,28 @@
 // Compile-time parameters and arguments memtrace must refuse with a message. ctest compiles this
 // file once per MEMTRACE_CASE_* and expects the message (a static_assert's, or the comment on the
 // line of a deleted overload, which the compiler prints); without a case it must compile.
-// The memory headers alone, not the umbrella: the file is compiled 12 times a build (PPO's case
-// includes learn/ppo.hpp).
+// The memory headers alone, not the umbrella: the file is compiled 13 times a build (PPO's cases
+// include what they need).
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
 #if defined(MEMTRACE_CASE_ppo_not_a_network)
 #include <memtrace/learn/ppo.hpp>
+#endif
+#if defined(MEMTRACE_CASE_run_not_checkpointable)
+#include <memtrace/loop/checkpoint.hpp>
+#include <memtrace/memory/checkpoint.hpp>
+#include <memtrace/memory/trace_bank.hpp>
+struct Coin {  // an environment without save_state and load_state: it trains, it cannot be saved
+  std::size_t num_actions() const { return 2; }
+  template <class G>
+  memtrace::Observation reset(G&) {
+    return 0;
+  }
+  template <class G>
+  memtrace::TimeStep<> step(memtrace::Action, G&) {
+    return {0, 0.0, true};
+  }
+};
 #endif
 
 int main() {
@@ -43,6 +59,12 @@ int main() {
 #elif defined(MEMTRACE_CASE_ppo_not_a_network)
   memtrace::Ppo<Eigen::VectorXf, float, memtrace::Mlp<float> > agent(memtrace::Mlp<float>({2, 2}));
   (void)agent;
+#elif defined(MEMTRACE_CASE_run_not_checkpointable)
+  const memtrace::TraceBank<memtrace::dynamic, float> traces({0.5}, 1);
+  memtrace::Rollout<Coin, memtrace::TraceBank<memtrace::dynamic, float> > rollout(
+      std::vector<Coin>(1), std::vector(1, traces), std::vector{memtrace::make_stream(1, 0)});
+  memtrace::Ppo<Eigen::VectorXf> agent(traces.dim(), 2);
+  memtrace::save_ppo_run("run.safetensors", agent, rollout);
 #else
   memtrace::MemoryTrace<std::ratio<1, 2>, 3> trace;
   memtrace::MemoryTrace<std::ratio<1, 2>, 3, float> float_trace;

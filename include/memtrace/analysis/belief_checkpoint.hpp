@@ -19,27 +19,16 @@
 
 namespace memtrace::detail {
 
-/// A fingerprint of what a belief filter reads of its process (|X|, |Y|, μ, the transitions, the
-/// emissions, the values and the terminal states): Fnv1a over their 64-bit words, so that a belief
-/// of another process is refused. Against mix-ups, not an adversary.
+/// A fingerprint of what a belief filter reads of its process (μ, the transitions, the emissions,
+/// the values and the terminal states; add_matrix), so that a belief of another process is refused.
+/// Against mix-ups, not an adversary.
 [[nodiscard]] inline std::uint64_t belief_process_fingerprint(const StationaryProcess& process) {
   Fnv1a h;
-  const auto reals = [&h](const auto& v) {
-    for (Eigen::Index i = 0; i < v.size(); ++i) h.real(static_cast<double>(v.data()[i]));
-  };
-  h.word(process.num_states());
-  h.word(process.num_observations());
-  reals(process.stationary());
-  const SparseMatrix& p = process.transition();
-  for (Eigen::Index x = 0; x < p.outerSize(); ++x)
-    for (SparseMatrix::InnerIterator it(p, x); it; ++it) {
-      h.word(static_cast<std::uint64_t>(it.row()));
-      h.word(static_cast<std::uint64_t>(it.col()));
-      h.real(it.value());
-    }
-  reals(process.emission());
-  reals(process.values());
-  for (const bool t : process.terminal()) h.word(t ? 1 : 0);
+  add_matrix(h, process.stationary());
+  add_matrix(h, process.transition());
+  add_matrix(h, process.emission());
+  add_matrix(h, process.values());
+  add_flags(h, process.terminal());
   return h.value();
 }
 

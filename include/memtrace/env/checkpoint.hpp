@@ -25,37 +25,6 @@
 
 namespace memtrace::detail {
 
-namespace env_checkpoint {
-
-/// The fingerprint of a model's matrices (Fnv1a over their sizes and entries, 64-bit words), so
-/// that a model of the same sizes but other matrices refuses a state.
-class Fingerprint : public Fnv1a {
- public:
-  template <class Derived>
-  void dense(const Eigen::MatrixBase<Derived>& m) noexcept {
-    word(static_cast<std::uint64_t>(m.rows()));
-    word(static_cast<std::uint64_t>(m.cols()));
-    for (Eigen::Index r = 0; r < m.rows(); ++r)
-      for (Eigen::Index c = 0; c < m.cols(); ++c) real(m.coeff(r, c));
-  }
-  void sparse(const SparseMatrix& m) noexcept {
-    word(static_cast<std::uint64_t>(m.rows()));
-    word(static_cast<std::uint64_t>(m.cols()));
-    word(static_cast<std::uint64_t>(m.nonZeros()));
-    for (Eigen::Index r = 0; r < m.outerSize(); ++r)
-      for (SparseMatrix::InnerIterator it(m, r); it; ++it) {
-        word(static_cast<std::uint64_t>(it.col()));
-        real(it.value());
-      }
-  }
-  void flags(const std::vector<bool>& v) noexcept {
-    word(v.size());
-    for (const bool b : v) word(b ? 1 : 0);
-  }
-};
-
-}  // namespace env_checkpoint
-
 /// A FiniteHmm's state, under `prefix`: `state` (U64 [], the hidden state x_t, below |X|); and, to
 /// identify the model, `sizes` (U64 [2]: |X|, |Y|) and `fingerprint` (U64 [], of P, r, O, the
 /// initial distribution and the terminal flags). A state of another model is refused.
@@ -82,12 +51,12 @@ struct CheckpointState<BasicFiniteHmm<Lazy>> {
   static std::vector<std::uint64_t> sizes(const Env& env) { return {env.num_states(), env.num_observations()}; }
   // Everything the samplers are built from.
   static std::uint64_t fingerprint(const Env& env) {
-    env_checkpoint::Fingerprint f;
-    f.sparse(env.transition_);
-    f.sparse(env.rewards_);
-    f.dense(env.emission_);
-    f.dense(env.initial_);
-    f.flags(env.terminal_);
+    Fnv1a f;
+    add_matrix(f, env.transition_);
+    add_matrix(f, env.rewards_);
+    add_matrix(f, env.emission_);
+    add_matrix(f, env.initial_);
+    add_flags(f, env.terminal_);
     return f.value();
   }
 };
@@ -121,18 +90,18 @@ struct CheckpointState<BasicFinitePomdp<Lazy>> {
   }
   // Everything the samplers are built from.
   static std::uint64_t fingerprint(const Env& env) {
-    env_checkpoint::Fingerprint f;
+    Fnv1a f;
     f.word(env.transitions_.size());
-    for (const SparseMatrix& t : env.transitions_) f.sparse(t);
-    for (const SparseMatrix& r : env.rewards_) f.sparse(r);
+    for (const SparseMatrix& t : env.transitions_) add_matrix(f, t);
+    for (const SparseMatrix& r : env.rewards_) add_matrix(f, r);
     f.word(env.observation_rewards_.size());
-    for (const SparseMatrix& r : env.observation_rewards_) f.sparse(r);
+    for (const SparseMatrix& r : env.observation_rewards_) add_matrix(f, r);
     f.word(env.emissions_.size());
-    for (const Eigen::MatrixXd& o : env.emissions_) f.dense(o);
+    for (const Eigen::MatrixXd& o : env.emissions_) add_matrix(f, o);
     f.word(env.own_initial_emission_ ? 1 : 0);
-    if (env.own_initial_emission_) f.dense(env.initial_emission_);
-    f.dense(env.initial_);
-    f.flags(env.terminal_);
+    if (env.own_initial_emission_) add_matrix(f, env.initial_emission_);
+    add_matrix(f, env.initial_);
+    add_flags(f, env.terminal_);
     return f.value();
   }
 };

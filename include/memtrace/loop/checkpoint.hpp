@@ -230,6 +230,20 @@ struct CheckpointState<LearningCurve> {
   }
 };
 
+/// A rollout whose parts are not all Checkpointable trains, but cannot be saved: say which part.
+template <class Env, class M, class G>
+constexpr void require_checkpointable() {
+  static_assert(Checkpointable<Env>,
+                "save_ppo_run, load_ppo_run: the environment type is not Checkpointable: include "
+                "memtrace/env/checkpoint.hpp for memtrace's, or give yours save_state and load_state "
+                "(docs/control.md, \"Checkpoints\")");
+  static_assert(Checkpointable<M>,
+                "save_ppo_run, load_ppo_run: the memory type is not Checkpointable: include "
+                "memtrace/memory/checkpoint.hpp for memtrace's, or give yours save_state and load_state "
+                "(docs/control.md, \"Checkpoints\")");
+  static_assert(Checkpointable<G>, "save_ppo_run, load_ppo_run: the generator type is not Checkpointable");
+}
+
 }  // namespace detail
 
 /// The format of save_ppo_run's files.
@@ -244,6 +258,7 @@ template <class Phi, class Scalar, class Network, class Env, class M, class G>
 void save_ppo_run(const std::filesystem::path& path, const Ppo<Phi, Scalar, Network>& agent,
                   const Rollout<Env, M, G>& rollout, const LearningCurve* curve = nullptr,
                   const std::map<std::string, std::string>& metadata = {}) {
+  detail::require_checkpointable<Env, M, G>();
   for (const auto& [key, value] : metadata)
     if (key.starts_with("agent."))
       detail::invalid("save_ppo_run: metadata key \"", key, "\" is the agent's (keys starting agent. are reserved)");
@@ -264,6 +279,7 @@ void save_ppo_run(const std::filesystem::path& path, const Ppo<Phi, Scalar, Netw
 template <class Phi, class Scalar, class Network, class Env, class M, class G>
 std::map<std::string, std::string> load_ppo_run(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent,
                                                 Rollout<Env, M, G>& rollout, LearningCurve* curve = nullptr) {
+  detail::require_checkpointable<Env, M, G>();
   const TensorFile file = read_checkpoint(path, ppo_run_format);
   Ppo<Phi, Scalar, Network> agent_copy = agent;
   Rollout<Env, M, G> rollout_copy = rollout;
