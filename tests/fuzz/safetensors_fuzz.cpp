@@ -1,5 +1,5 @@
 // Fuzz target of the safetensors reader (safetensors.hpp). For any bytes: parse_safetensors either
-// refuses with std::invalid_argument or returns tensors whose values fill their shapes; the file
+// refuses with std::invalid_argument or returns tensors whose values (U64: integers) fill their shapes; the file
 // written back (safetensors_bytes) is accepted by the writer and reads back to the same tensors
 // and metadata (NaN as NaN). Anything else aborts. Built with libFuzzer (MEMTRACE_FUZZ) or with
 // tests/fuzz/driver.cpp, which runs a corpus.
@@ -24,7 +24,8 @@ bool same(const memtrace::TensorFile& a, const memtrace::TensorFile& b) {
   if (a.metadata != b.metadata || a.tensors.size() != b.tensors.size()) return false;
   for (std::size_t i = 0; i < a.tensors.size(); ++i) {
     const memtrace::Tensor &x = a.tensors[i], &y = b.tensors[i];
-    if (x.name != y.name || x.dtype != y.dtype || x.shape != y.shape || x.values.size() != y.values.size())
+    if (x.name != y.name || x.dtype != y.dtype || x.shape != y.shape || x.values.size() != y.values.size() ||
+        x.integers != y.integers)
       return false;
     for (std::size_t k = 0; k < x.values.size(); ++k)
       if (!(x.values[k] == y.values[k] || (std::isnan(x.values[k]) && std::isnan(y.values[k])))) return false;
@@ -46,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const Tensor& t : file.tensors) {
     std::size_t count = 1;
     for (const std::size_t n : t.shape) count *= n;  // no overflow: the values exist
-    if (count != t.values.size()) finding("values do not fill the shape of", t.name);
+    if (count != t.size()) finding("values do not fill the shape of", t.name);
+    if (t.dtype == TensorDtype::u64 ? !t.values.empty() : !t.integers.empty())
+      finding("values of the other kind in", t.name);
   }
   std::string written;
   try {
