@@ -365,8 +365,9 @@ TEST_CASE("Adam and the clip over parameter blocks are one vector's, bit for bit
   Adam<float> actor_adam(apart.actor().num_parameters()), critic_adam(apart.critic().num_parameters());
   Xoshiro256StarStar noise(4);
   for (int step = 0; step < 5; ++step) {
-    for (float& g : blocks.gradients()[0]) g = static_cast<float>(standard_normal(noise));
-    for (float& g : blocks.gradients()[1]) g = static_cast<float>(3 * standard_normal(noise));
+    const auto gradients = blocks.gradients();  // the spans live in the array: keep it
+    for (float& g : gradients[0]) g = static_cast<float>(standard_normal(noise));
+    for (float& g : gradients[1]) g = static_cast<float>(3 * standard_normal(noise));
     apart.actor().gradients() = blocks.actor().gradients();
     apart.critic().gradients() = blocks.critic().gradients();
     const double norm = clip_by_global_norm(0.5, blocks.gradients());
