@@ -9,6 +9,11 @@
 // for the two traces {0, 63/64} of the 45-entry one-hot view (d = 90, dense) and for a frame stack
 // of 65 views (d = 2925, 585 active entries: the sparse first layer); and the traces with feature
 // normalisation (PpoOptions::normalize_features: what it costs is the difference to the traces).
+// Continuous control: a Gaussian policy (GaussianActorCritic) on the pendulum, in the same light
+// configuration, with the full observation (d = 3, memoryless) and with the velocity hidden and a
+// trace bank {0, 0.5, 0.8} (d = 6); and the standard recipe's heavier configuration (CleanRL's
+// ppo_continuous_action: 1 environment x 2048 steps, 10 epochs x 32 minibatches of 64) with the
+// trace bank. Items are environment steps.
 //
 //   build/release/benchmarks/ppo_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -18,7 +23,9 @@
 #include <cstdint>
 #include <ctime>
 #include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/env/pendulum.hpp>
 #include <memtrace/features.hpp>
+#include <memtrace/learn/gaussian_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
@@ -138,6 +145,81 @@ void BM_PpoRollout_FrameStack2925(benchmark::State& state) { rollout_only(state,
 BENCHMARK(BM_PpoRollout_FrameStack2925)->UseManualTime()->Unit(benchmark::kMillisecond);
 void BM_PpoUpdate_FrameStack2925(benchmark::State& state) { update_only(state, frames()); }
 BENCHMARK(BM_PpoUpdate_FrameStack2925)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// PPO with a Gaussian policy on the pendulum: n_envs x n_steps steps of rollout and one update.
+struct PendulumSetup {
+  using Memory = TraceBank<dynamic, float>;
+  using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+  Rollout<Pendulum, Memory> rollout;
+  Agent agent;
+  PpoBuffer<Eigen::VectorXf, float> buffer;
+  PpoActing<Eigen::VectorXf, float, GaussianActorCritic<float>> acting;
+  std::size_t n_steps;
+
+  PendulumSetup(bool observe_velocity, std::vector<double> lambdas, const PpoOptions& o)
+      : rollout(make(observe_velocity, std::move(lambdas), o.n_envs)),
+        agent(rollout.memory(0).dim(), 1, o, 1),
+        buffer(agent.make_buffer()),
+        acting(agent.acting(buffer)),
+        n_steps(o.n_steps) {
+    collect();
+    learn();
+  }
+  PendulumSetup(const PendulumSetup&) = delete;
+  PendulumSetup& operator=(const PendulumSetup&) = delete;
+  static Rollout<Pendulum, Memory> make(bool observe_velocity, std::vector<double> lambdas, std::size_t n) {
+    PendulumOptions po;
+    po.observe_velocity = observe_velocity;
+    const Memory memory(std::move(lambdas), observe_velocity ? 3 : 2);
+    std::vector<DefaultGenerator> gens;
+    for (std::size_t i = 0; i < n; ++i) gens.push_back(make_stream(7, i));
+    return Rollout<Pendulum, Memory>(std::vector<Pendulum>(n, Pendulum(po)), std::vector<Memory>(n, memory),
+                                     std::move(gens));
+  }
+  void collect() {
+    rollout.collect(acting, n_steps, acting);
+    acting.bootstrap(rollout.features());
+  }
+  void learn() { benchmark::DoNotOptimize(agent.update(buffer).loss); }
+};
+
+/// The T-maze's configuration (16 x 128, 2 epochs x 8 minibatches), no entropy bonus.
+PpoOptions light() {
+  PpoOptions o;
+  o.total_updates = 10000;
+  o.ent_coef = 0.0;
+  o.normalize_features = true;
+  return o;
+}
+/// CleanRL's ppo_continuous_action: 1 x 2048, 10 epochs x 32 minibatches of 64.
+PpoOptions cleanrl() {
+  PpoOptions o = light();
+  o.n_envs = 1;
+  o.n_steps = 2048;
+  o.epochs = 10;
+  o.minibatches = 32;
+  return o;
+}
+
+void pendulum_iteration(benchmark::State& state, bool observe_velocity, std::vector<double> lambdas, PpoOptions o) {
+  PendulumSetup s(observe_velocity, std::move(lambdas), o);
+  for (auto _ : state) {
+    s.collect();
+    s.learn();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(o.n_envs * o.n_steps));
+}
+
+void BM_PpoPendulum_Full(benchmark::State& state) { pendulum_iteration(state, true, {0.0}, light()); }
+BENCHMARK(BM_PpoPendulum_Full)->Unit(benchmark::kMillisecond);
+void BM_PpoPendulum_HiddenTraces(benchmark::State& state) {
+  pendulum_iteration(state, false, {0.0, 0.5, 0.8}, light());
+}
+BENCHMARK(BM_PpoPendulum_HiddenTraces)->Unit(benchmark::kMillisecond);
+void BM_PpoPendulum_HiddenTraces_CleanRL(benchmark::State& state) {
+  pendulum_iteration(state, false, {0.0, 0.5, 0.8}, cleanrl());
+}
+BENCHMARK(BM_PpoPendulum_HiddenTraces_CleanRL)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -87,14 +87,58 @@ concept RewardProcess = std::uniform_random_bit_generator<G> && requires(E& env,
   { env.step(gen) } -> TimeStepOf<observation_t<E, G>>;
 };
 
+namespace detail {
+template <class E>
+struct action_type_of {
+  using type = Action;
+};
+template <class E>
+requires requires { typename E::action_type; }
+struct action_type_of<E> {
+  using type = typename E::action_type;
+};
+}  // namespace detail
+
+/// The action type of an environment: its member type action_type if it declares one (a
+/// continuous action, say Eigen::Matrix<double, 1, 1>), else Action (an index).
+template <class E>
+using action_t = typename detail::action_type_of<std::remove_cvref_t<E>>::type;
+
+/// A continuous action: a dense Eigen column vector of float or double (fixed size, or run-time
+/// size within a fixed maximum, so that no step allocates; Eigen::VectorXd works but allocates).
+template <class A>
+concept ContinuousAction = requires {
+  typename A::Scalar;
+  requires std::same_as<A, typename A::PlainObject>;
+}
+&&detail::DenseVector<A>;
+
 /// An environment that takes actions (a POMDP, or any simulator the agent acts in): reset(gen)
-/// returns y_0, step(u, gen) takes the agent's action u in [0, num_actions()) and returns the
-/// TimeStep with y_{t+1}. No demand on what observations are or on the hidden state.
+/// returns y_0, step(u, gen) takes the agent's action u (of type action_t<E>: an index unless the
+/// environment declares its action_type) and returns the TimeStep with y_{t+1}. No demand on what
+/// observations or actions are or on the hidden state; FiniteActions and ContinuousActions say
+/// what the actions are.
 template <class E, class G = DefaultGenerator>
-concept Pomdp = std::uniform_random_bit_generator<G> && requires(E& env, const E& cenv, G& gen, Action u) {
+concept Pomdp = std::uniform_random_bit_generator<G> && requires(E& env, G& gen, const action_t<E>& u) {
   env.reset(gen);
   { env.step(u, gen) } -> TimeStepOf<observation_t<E, G>>;
+};
+
+/// Refinement: actions are indices in [0, num_actions()) (WithActions, AppendAction, categorical
+/// policies and every finite model need it).
+template <class E, class G = DefaultGenerator>
+concept FiniteActions = Pomdp<E, G> && std::unsigned_integral<action_t<E>> && requires(const E& cenv) {
   { cenv.num_actions() } -> std::convertible_to<std::size_t>;
+};
+
+/// Refinement: actions are real vectors (ContinuousAction) in the box [action_low(), action_high()]
+/// the environment declares, both of type action_t<E> and of the actions' dimension. An action
+/// outside the box is the environment's to clip (Gymnasium's convention), so that a Gaussian
+/// policy's unclipped sample is what it learns from.
+template <class E, class G = DefaultGenerator>
+concept ContinuousActions = Pomdp<E, G> && ContinuousAction<action_t<E>> && requires(const E& cenv) {
+  { cenv.action_low() } -> std::convertible_to<action_t<E>>;
+  { cenv.action_high() } -> std::convertible_to<action_t<E>>;
 };
 
 /// Either kind of environment.
@@ -157,10 +201,11 @@ concept Memory = requires(M& m, const M& cm, const Y& y) {
 }
 &&detail::StorableFeatures<features_t<M>>;
 
-/// A memory of actions as well as observations: update(u, y) absorbs the action u taken after the
-/// previous observation together with the observation y that followed it.
-template <class M, class Y = Observation>
-concept ObservationActionMemory = requires(M& m, const M& cm, const Y& y, Action u) {
+/// A memory of actions as well as observations: update(u, y) absorbs the action u (of type A, an
+/// index by default) taken after the previous observation together with the observation y that
+/// followed it.
+template <class M, class Y = Observation, class A = Action>
+concept ObservationActionMemory = requires(M& m, const M& cm, const Y& y, const A& u) {
   m.reset(y);
   m.update(u, y);
   { cm.features() } -> FeatureVector;
@@ -221,21 +266,43 @@ concept MemoryLearner = requires(L& learner, const Y& y, double r) {
   learner.end_episode();
 };
 
-/// A policy acting on features of type Phi: act(φ, gen) returns an action in [0, |U|) (of an
-/// integral type: a probability or a float is refused), drawing any randomness from gen
-/// (memtrace's sampling functions keep it the same on every compiler).
-template <class P, class Phi, class G = DefaultGenerator>
+namespace detail {
+/// An Eigen column vector of A's scalar whose compile-time size does not contradict A's (Eigen's
+/// converting constructors accept any matrix, and would fail only when instantiated).
+template <class R, class A>
+concept VectorLike = requires {
+  typename R::Scalar;
+  requires std::same_as<typename R::Scalar, typename A::Scalar>;
+  requires R::ColsAtCompileTime == 1;
+  requires R::RowsAtCompileTime == A::RowsAtCompileTime || R::RowsAtCompileTime == Eigen::Dynamic ||
+      A::RowsAtCompileTime == Eigen::Dynamic;
+};
+
+/// What a policy's act may return for actions of type A: an integral type for index actions (a
+/// probability or a float is refused), an Eigen vector of A's scalar and size for continuous
+/// actions, else anything convertible to A.
+template <class R, class A>
+concept PolicyAction = (std::unsigned_integral<A> && std::integral<R>) ||
+                       (ContinuousAction<A> && VectorLike<std::remove_cvref_t<R>, A>) ||
+                       (!std::unsigned_integral<A> && !ContinuousAction<A> && std::convertible_to<R, A>);
+}  // namespace detail
+
+/// A policy acting on features of type Phi: act(φ, gen) returns an action of type A (an index in
+/// [0, |U|) by default, of an integral type: a probability or a float is refused; a continuous
+/// action when A is one), drawing any randomness from gen (memtrace's sampling functions keep it
+/// the same on every compiler).
+template <class P, class Phi, class G = DefaultGenerator, class A = Action>
 concept Policy = std::uniform_random_bit_generator<G> && requires(P& policy, const Phi& phi, G& gen) {
-  { policy.act(phi, gen) } -> std::integral;
+  { policy.act(phi, gen) } -> detail::PolicyAction<A>;
 };
 
 /// A policy that acts for a whole batch at once (e.g. one forward pass of a network for N
-/// environments): act(features, gens, actions) writes actions[i] for features[i], drawing the
-/// randomness of entry i from gens[i] only, so that each environment's trajectory does not
-/// depend on N. The rollout prefers it over Policy's one-at-a-time act.
-template <class P, class Phi, class G = DefaultGenerator>
+/// environments): act(features, gens, actions) writes actions[i] (of type A) for features[i],
+/// drawing the randomness of entry i from gens[i] only, so that each environment's trajectory does
+/// not depend on N. The rollout prefers it over Policy's one-at-a-time act.
+template <class P, class Phi, class G = DefaultGenerator, class A = Action>
 concept BatchPolicy = std::uniform_random_bit_generator<G> &&
-    requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<Action> actions) {
+    requires(P& policy, std::span<const Phi> phis, std::span<G> gens, std::span<A> actions) {
   policy.act(phis, gens, actions);
 };
 
@@ -324,10 +391,35 @@ using network_input_t = std::conditional_t<
     detail::is_multi_hot<Phi>::value, std::span<const Phi>,
     Eigen::Block<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>, Eigen::Dynamic, Eigen::Dynamic, true>>;
 
+/// How PPO reads a network's policy output, the network's member type policy_distribution
+/// (policy_distribution_t): Categorical (the default) reads policy_dim() logits of a categorical
+/// policy over index actions; DiagonalGaussian reads 2k rows [μ; log σ], the mean and the log
+/// standard deviation of a diagonal Gaussian over k-dimensional continuous actions.
+struct Categorical {};
+struct DiagonalGaussian {};
+
+namespace detail {
+template <class N>
+struct policy_distribution_of {
+  using type = Categorical;
+};
+template <class N>
+requires requires { typename N::policy_distribution; }
+struct policy_distribution_of<N> {
+  using type = typename N::policy_distribution;
+};
+}  // namespace detail
+
+/// A network's policy distribution: its member type policy_distribution, else Categorical.
+template <class N>
+using policy_distribution_t = typename detail::policy_distribution_of<std::remove_cvref_t<N>>::type;
+
 /// The network of a PPO agent (docs/control.md, "Your own network"): a policy head and a value head
 /// on the same input x (network_input_t<Phi, scalar_type>: B samples as columns).
 ///   forward_policy(x)  the policy's parameters, policy_dim() x B (a categorical policy's logits,
-///                      one row per action), kept by the network until its next forward_policy;
+///                      one row per action; or, for a network whose policy_distribution is
+///                      DiagonalGaussian, the means over the log standard deviations), kept by the
+///                      network until its next forward_policy;
 ///   forward_value(x)   the values, 1 x B, kept likewise (calling one never spoils the other's);
 ///   backward(x, d_policy, d_value)  after both forwards on x: overwrites gradients() with
 ///                      d loss / d θ, given d loss / d (policy output) and d loss / d (value);

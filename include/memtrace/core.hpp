@@ -12,6 +12,7 @@
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/minigrid_tmaze.hpp"
 #include "memtrace/env/noisy_random_walk.hpp"
+#include "memtrace/env/pendulum.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/experience.hpp"

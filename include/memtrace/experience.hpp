@@ -11,16 +11,32 @@
 
 namespace memtrace {
 
-/// What one environment did at one step of a rollout.
-struct ActedStep {
-  Action action = 0;               ///< u_t, picked by the policy from features[i]
+/// What one environment did at one step of a rollout, for actions of type A (an index, or a
+/// continuous action such as an Eigen vector: concepts.hpp, action_t). ActedStep is the index one.
+template <class A>
+struct BasicActedStep {
+  A action = initial_action();     ///< u_t, picked by the policy from features[i]
   double reward = 0.0;             ///< r_{t+1}
   bool terminated = false;         ///< x_{t+1} is terminal: do not bootstrap from next_features[i]
   bool truncated = false;          ///< the episode was cut (time limit): bootstrap from next_features[i]
   double episode_return = 0;       ///< undiscounted sum of the episode's rewards so far, this one included
   std::size_t episode_length = 0;  ///< steps of the episode so far, this one included
-  friend bool operator==(const ActedStep&, const ActedStep&) = default;
+  friend bool operator==(const BasicActedStep&, const BasicActedStep&) = default;
+
+ private:
+  static A initial_action() {  // 0, or a fixed-size vector of zeros (never uninitialised memory)
+    if constexpr (requires {
+                    requires A::SizeAtCompileTime >
+                    0;
+                  })
+      return A::Zero();
+    else
+      return A{};
+  }
 };
+
+/// The step of an environment whose actions are indices (Action).
+using ActedStep = BasicActedStep<Action>;
 
 /// An episode that ended: in a rollout (Ppo's buffer and statistics) or in an evaluation.
 struct EpisodeEnd {
@@ -35,14 +51,14 @@ struct EpisodeEnd {
 };
 
 /// One lockstep step of N environments, as the rollout hands it to its sink. Entry i belongs to
-/// environment i. The spans are valid during the sink call only.
-template <class Phi>
+/// environment i. The spans are valid during the sink call only. A is the environments' action type.
+template <class Phi, class A = Action>
 struct RolloutBatch {
-  std::size_t t = 0;                   ///< steps the rollout took before this one
-  std::span<const Phi> features;       ///< φ_t: what the policy acted on
-  std::span<const ActedStep> steps;    ///< action, reward and episode end
-  std::span<const Phi> next_features;  ///< φ_{t+1}: the features after absorbing y_{t+1}, taken
-                                       ///< before an episode-end reset (the "final observation")
+  std::size_t t = 0;                         ///< steps the rollout took before this one
+  std::span<const Phi> features;             ///< φ_t: what the policy acted on
+  std::span<const BasicActedStep<A>> steps;  ///< action, reward and episode end
+  std::span<const Phi> next_features;        ///< φ_{t+1}: the features after absorbing y_{t+1}, taken
+                                             ///< before an episode-end reset (the "final observation")
 };
 
 }  // namespace memtrace

@@ -2,6 +2,7 @@
 // compiled"). The PPO run of the page takes 20.48 M steps: it is compiled, and run only with
 // --ppo.
 #include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/env/pendulum.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/td.hpp>
 #include <memtrace/loop/learning_curve.hpp>
@@ -174,11 +175,33 @@ bool learning_curve() {
   return curve.points().size() == 4 && curve.points().back().env_steps == steps && curve.episodes_ended() > 0;
 }
 
+/// A Gaussian policy on the pendulum without its velocity, a few updates: it acts and learns.
+bool ppo_pendulum() {
+  PendulumOptions hidden;
+  hidden.observe_velocity = false;  // (cos θ, sin θ): the velocity must be remembered
+  using Trace = TraceBank<dynamic, float>;
+  const Trace bank({0.0, 0.5, 0.8}, 2);  // 6 features
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < 8; ++i) gens.push_back(make_stream(1, i));
+  Rollout rollout(std::vector<Pendulum>(8, Pendulum(hidden)), std::vector<Trace>(8, bank), std::move(gens));
+
+  PpoOptions options;
+  options.n_envs = 8;
+  options.normalize_features = true;
+  Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>> agent(bank.dim(), 1, options, 1);  // 1-dimensional torques
+  train(agent, rollout, 8 * 128 * 10);                                                       // 10 updates
+
+  const PpoStats& s = agent.last_stats();
+  std::printf("pendulum: %zu updates, mean return %.1f of %zu episodes\n", s.update, s.mean_episode_return(),
+              s.episodes.size());
+  return s.update == 10 && std::isfinite(s.loss) && agent.action_dim() == 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--ppo") ppo_tmaze_64();
-  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve();
+  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve() && ppo_pendulum();
   std::puts(ok ? "docs/control.md: ok" : "docs/control.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 // environment as it was; and which types are Checkpointable (ADL functions of a user's own type).
 #include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <memtrace/env/finite_pomdp.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/env/noisy_random_walk.hpp>
+#include <memtrace/env/pendulum.hpp>
 #include <memtrace/env/pomdp_file.hpp>
 #include <memtrace/env/tmaze.hpp>
 #include <memtrace/env/two_state_hmm.hpp>
@@ -96,6 +98,9 @@ template <class Env>
 std::vector<std::uint64_t> visible_state(const Env& env) {
   if constexpr (ExposedState<Env, Gen>) {
     return {env.state()};
+  } else if constexpr (std::same_as<Env, Pendulum>) {
+    return {std::bit_cast<std::uint64_t>(env.angle()), std::bit_cast<std::uint64_t>(env.angular_velocity()),
+            env.steps(), env.running()};
   } else {  // MinigridTMaze
     std::vector<std::uint64_t> s = {env.row(),   env.col(), env.direction(), env.steps(),
                                     env.ended(), env.cue(), env.sides()};
@@ -455,4 +460,57 @@ TEST_CASE("a restored TwoStateHmm continues exactly as the saved one", "[env][ch
   check_refused(saved(TwoStateHmm(0.1, 0.25)), b, "with p = 0.1, q = 0.25, observation_rewards[0] = 0");
   check_refused(saved(TwoStateHmm(0.1, 0.2, {0.0, 2.0})), b, "observation_rewards[1] = 2; this one has");
   check_refused(with_integers(file, "state", {2}), b, "state: 2 is out of range [0, 2)");
+}
+
+TEST_CASE("a restored Pendulum continues exactly as the saved one", "[env][checkpoint]") {
+  for (const bool observe_velocity : {true, false}) {
+    PendulumOptions options;
+    options.observe_velocity = observe_velocity;
+    options.max_episode_steps = 30;  // the continuation crosses episode ends
+    for (std::uint64_t seed = 0; seed < 6; ++seed) {
+      Pendulum a(options), b(options);
+      Gen gen_a(seed), torques_a(seed + 100), gen_b(seed + 50);
+      a.reset(gen_a);
+      b.reset(gen_b);  // elsewhere: loading must overwrite it
+      const std::size_t before = static_cast<std::size_t>(uniform_index(torques_a, 70));
+      const auto torque = [](Gen& g) { return Pendulum::action_type::Constant(8.0 * uniform_real(g) - 4.0); };
+      for (std::size_t t = 0; t < before; ++t)
+        if (a.step(torque(torques_a), gen_a).truncated) a.reset(gen_a);
+      load_state(saved(a), prefix, b);
+      CHECK(b.angle() == a.angle());
+      CHECK(b.angular_velocity() == a.angular_velocity());
+      CHECK(b.steps() == a.steps());
+      CHECK(b.running() == a.running());
+      Gen torques_b = torques_a;
+      gen_b = gen_a;
+      for (int t = 0; t < 100; ++t) {
+        INFO("seed " << seed << ", " << before << " steps before the save, " << t << " after");
+        const auto sa = a.step(torque(torques_a), gen_a);
+        const auto sb = b.step(torque(torques_b), gen_b);
+        REQUIRE(sa == sb);
+        if (sa.truncated) REQUIRE(a.reset(gen_a) == b.reset(gen_b));
+      }
+    }
+  }
+
+  Pendulum b;
+  Gen g(3);
+  b.reset(g);
+  b.step(Pendulum::action_type::Constant(1.0), g);
+  const TensorFile file = saved(b);
+  check_every_tensor_required(file, b);
+  check_refused(saved(Pendulum(PendulumOptions{.observe_velocity = false})), b, "observe_velocity = 0");
+  check_refused(saved(Pendulum(PendulumOptions{.observe_velocity = true, .gravity = 9.81})), b, "gravity = 9.81");
+  check_refused(with_integers(file, "steps", {201}), b, "steps: 201 is out of range [0, 201)");
+  check_refused(with_integers(with_integers(file, "steps", {200}), "running", {1}), b, "running: 1 after 200 steps");
+  check_refused(with_integers(file, "running", {2}), b, "running: 2");
+  TensorFile fast = file;
+  for (Tensor& t : fast.tensors)
+    if (t.name == prefix + "angular_velocity") t.values = {8.5};
+  check_refused(fast, b, "angular_velocity: must be in [-8, 8], got 8.5");
+
+  // Before the first reset no episode runs: that state too is restored.
+  load_state(saved(Pendulum()), prefix, b);
+  CHECK_FALSE(b.running());
+  CHECK_THROWS_AS(b.step(Pendulum::action_type::Constant(0.0), g), std::logic_error);
 }

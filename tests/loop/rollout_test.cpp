@@ -2,10 +2,18 @@
 // at episode ends, each environment's trajectory depends only on its own generator (not on N nor
 // on the order of the environments), memories that remember actions get them, bad input throws.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstddef>
+#include <limits>
+#include <memtrace/checkpoint.hpp>
+#include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/env/pendulum.hpp>
 #include <memtrace/env/tmaze.hpp>
+#include <memtrace/loop/checkpoint.hpp>
 #include <memtrace/loop/rollout.hpp>
+#include <memtrace/memory/checkpoint.hpp>
+#include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/memory/with_actions.hpp>
@@ -385,4 +393,163 @@ TEST_CASE("Rollout with vector observations feeds [y; e_u] to a float trace bank
     });
   }
   CHECK(ends > 3);
+}
+
+namespace {
+
+/// A point in the plane pushed by 2-dimensional actions (continuous, in the box [-1, 1]^2, which
+/// the environment clips to): it observes its position as floats, is paid −|p|², and is truncated
+/// after 5 steps. Its step draws one uniform_real (the noise of the push), so that the generators
+/// matter.
+struct Plane {
+  using action_type = Eigen::Vector2d;
+  Eigen::Vector2d p = Eigen::Vector2d::Zero();
+  std::size_t t = 0;
+  template <class G>
+  Eigen::Vector2f reset(G& gen) {
+    p = Eigen::Vector2d(uniform_real(gen), uniform_real(gen));
+    t = 0;
+    return p.cast<float>();
+  }
+  template <class G>
+  TimeStep<Eigen::Vector2f> step(const action_type& u, G& gen) {
+    p += u.cwiseMax(-1.0).cwiseMin(1.0) * (1.0 + 0.1 * uniform_real(gen));
+    ++t;
+    return {p.cast<float>(), -p.squaredNorm(), false, t == 5};
+  }
+  [[nodiscard]] action_type action_low() const { return action_type::Constant(-1.0); }
+  [[nodiscard]] action_type action_high() const { return action_type::Constant(1.0); }
+};
+static_assert(Pomdp<Plane>);
+static_assert(ContinuousActions<Plane>);
+static_assert(!FiniteActions<Plane>);
+static_assert(std::same_as<action_t<Plane>, Eigen::Vector2d>);
+static_assert(std::same_as<action_t<MinigridTMaze>, Action>);
+static_assert(FiniteActions<MinigridTMaze>);
+
+/// A Gaussian push toward the origin from the features (a trace of the position), one at a time.
+struct PushBack {
+  double scale = 1.0;
+  template <class G>
+  Eigen::Vector2d act(const Eigen::VectorXf& phi, G& gen) const {
+    return Eigen::Vector2d(-scale * phi[0] + 0.3 * standard_normal(gen), -scale * phi[1] + 0.3 * standard_normal(gen));
+  }
+};
+static_assert(Policy<PushBack, Eigen::VectorXf, DefaultGenerator, Eigen::Vector2d>);
+static_assert(!Policy<PushBack, Eigen::VectorXf>);                                 // no index action
+static_assert(!Policy<UniformPolicy, OneHot, DefaultGenerator, Eigen::Vector2d>);  // no vector action
+
+/// The same for a batch; writes action `bad` (if set) for environment 1.
+struct PushBackBatch {
+  double bad_value = 0.0;
+  bool write_bad = false, skip_last = false;
+  template <class G>
+  void act(std::span<const Eigen::VectorXf> phis, std::span<G> gens, std::span<Eigen::Vector2d> actions) const {
+    for (std::size_t i = 0; i < phis.size(); ++i)
+      if (!(skip_last && i + 1 == phis.size())) actions[i] = PushBack{}.act(phis[i], gens[i]);
+    if (write_bad) actions[1][1] = bad_value;
+  }
+};
+static_assert(BatchPolicy<PushBackBatch, Eigen::VectorXf, DefaultGenerator, Eigen::Vector2d>);
+static_assert(!BatchPolicy<PushBackBatch, Eigen::VectorXf>);
+
+using PlaneTrace = MemoryTrace<dynamic_lambda, dynamic, float>;
+
+/// Torques of ±3 from the sign of sin θ's trace: beyond the box, so the pendulum clips them.
+struct Swing {
+  template <class G>
+  Pendulum::action_type act(const Eigen::VectorXf& phi, G& gen) const {
+    return Pendulum::action_type::Constant((phi[1] > 0 ? 3.0 : -3.0) + 0.5 * standard_normal(gen));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Rollout with 2-dimensional continuous actions equals the hand-written loop", "[rollout][continuous]") {
+  const PlaneTrace prototype(0.5, 2);
+  for (const bool batch_policy : {false, true}) {
+    Rollout rollout(std::vector<Plane>(3), std::vector<PlaneTrace>(3, prototype),
+                    std::vector{make_stream(4, 0), make_stream(4, 1), make_stream(4, 2)});
+    static_assert(std::same_as<decltype(rollout)::action_type, Eigen::Vector2d>);
+    Plane env;
+    PlaneTrace memory = prototype;
+    DefaultGenerator gen = make_stream(4, 2);
+    memory.reset(env.reset(gen));
+    std::size_t ends = 0;
+    for (int t = 0; t < 40; ++t) {
+      const auto check = [&](const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>& batch) {
+        REQUIRE(batch.steps.size() == 3);
+        CHECK(batch.features[2] == memory.features());
+        const Eigen::Vector2d u = PushBack{}.act(memory.features(), gen);
+        CHECK(batch.steps[2].action == u);  // bit for bit
+        const auto step = env.step(u, gen);
+        memory.update(step.observation);
+        CHECK(batch.steps[2].reward == step.reward);
+        CHECK(batch.steps[2].truncated == step.truncated);
+        CHECK(batch.next_features[2] == memory.features());
+        if (step.truncated) {
+          ++ends;
+          memory.reset(env.reset(gen));
+        }
+      };
+      if (batch_policy) {
+        PushBackBatch policy;
+        rollout.step(policy, check);
+      } else {
+        PushBack policy;
+        rollout.step(policy, check);
+      }
+    }
+    CHECK(ends == 8);
+  }
+}
+
+TEST_CASE("Rollout refuses a continuous action that is missing or not finite, and the refused step moves nothing",
+          "[rollout][continuous][errors]") {
+  const PlaneTrace prototype(0.5, 2);
+  Rollout rollout(std::vector<Plane>(2), std::vector<PlaneTrace>(2, prototype),
+                  std::vector{make_stream(5, 0), make_stream(5, 1)});
+  PushBackBatch good;
+  rollout.step(good);
+  const Eigen::Vector2d p0 = rollout.env(0).p, p1 = rollout.env(1).p;
+  const DefaultGenerator g0 = rollout.generator(0);
+  PushBackBatch forgetful{.skip_last = true};
+  CHECK_THROWS_WITH(rollout.step(forgetful), "Rollout::step: the policy chose no action (NaN) for environment 1");
+  PushBackBatch infinite{.bad_value = std::numeric_limits<double>::infinity(), .write_bad = true};
+  CHECK_THROWS_WITH(rollout.step(infinite), "Rollout::step: the policy chose action entry 1 = inf for environment 1");
+  PushBackBatch nan{.bad_value = std::nan(""), .write_bad = true};
+  CHECK_THROWS_AS(rollout.step(nan), std::invalid_argument);
+  CHECK(rollout.env(0).p == p0);
+  CHECK(rollout.env(1).p == p1);
+  CHECK(rollout.generator(0) == g0);
+  CHECK(rollout.steps_taken() == 1);
+}
+
+TEST_CASE("Rollout over the pendulum with a trace: actions clipped by the environment, state checkpointed",
+          "[rollout][continuous][checkpoint]") {
+  using Trace = MemoryTrace<dynamic_lambda, dynamic, float>;
+  PendulumOptions hidden;
+  hidden.observe_velocity = false;
+  const auto make = [&] {
+    return Rollout(std::vector<Pendulum>(2, Pendulum(hidden)), std::vector<Trace>(2, Trace(0.8, 2)),
+                   std::vector{make_stream(9, 0), make_stream(9, 1)});
+  };
+  auto a = make();
+  Swing swing;
+  double sum = 0;
+  for (int t = 0; t < 150; ++t) a.step(swing, [&](const auto& batch) { sum += batch.steps[0].reward; });
+  CHECK(sum < 0);
+  TensorFile file;
+  save_state(file, "rollout.", a);
+  auto b = make();
+  b.step(swing);
+  load_state(file, "rollout.", b);
+  for (int t = 0; t < 300; ++t) {  // across the truncation at step 200
+    std::vector<BasicActedStep<Pendulum::action_type>> steps_a, steps_b;
+    a.step(swing, [&](const auto& batch) { steps_a.assign(batch.steps.begin(), batch.steps.end()); });
+    b.step(swing, [&](const auto& batch) { steps_b.assign(batch.steps.begin(), batch.steps.end()); });
+    REQUIRE(steps_a == steps_b);
+    REQUIRE(b.features(1) == a.features(1));
+  }
+  CHECK(a.env(0).angle() == b.env(0).angle());
 }

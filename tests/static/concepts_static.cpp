@@ -64,6 +64,49 @@ struct Pendulum {
   }
   [[nodiscard]] std::size_t num_actions() const { return 3; }
 };
+// Index actions without saying how many: a Pomdp, but not FiniteActions (Rollout refuses it).
+struct Uncounted {
+  template <class G>
+  memtrace::Observation reset(G&) {
+    return 0;
+  }
+  template <class G>
+  memtrace::TimeStep<> step(memtrace::Action, G&) {
+    return {};
+  }
+};
+// Continuous actions: a 2-vector of float, with and without a box.
+struct Thruster {
+  using action_type = Eigen::Vector2f;
+  template <class G>
+  Eigen::Vector3d reset(G&) {
+    return Eigen::Vector3d::Zero();
+  }
+  template <class G>
+  memtrace::TimeStep<Eigen::Vector3d> step(const action_type&, G&) {
+    return {};
+  }
+  [[nodiscard]] action_type action_low() const { return action_type::Constant(-1.0f); }
+  [[nodiscard]] action_type action_high() const { return action_type::Constant(1.0f); }
+};
+struct Unboxed {
+  using action_type = Eigen::Vector2f;
+  template <class G>
+  Eigen::Vector3d reset(G&) {
+    return Eigen::Vector3d::Zero();
+  }
+  template <class G>
+  memtrace::TimeStep<Eigen::Vector3d> step(const action_type&, G&) {
+    return {};
+  }
+};
+// A policy of continuous actions.
+struct Steer {
+  template <class G>
+  Eigen::Vector2f act(const Eigen::VectorXf&, G&) {
+    return Eigen::Vector2f::Zero();
+  }
+};
 struct Drift {
   template <class G>
   Eigen::VectorXd reset(G&) {
@@ -157,6 +200,22 @@ static_assert(std::is_same_v<observation_t<user::Pendulum>, Eigen::Vector4f>);
 static_assert(!FiniteObservations<user::Pendulum> && !ExposedState<user::Pendulum>);
 static_assert(RewardProcess<user::Drift> && !Pomdp<user::Drift>);
 static_assert(Environment<user::Drift> && Environment<user::Pendulum> && !Environment<int>);
+
+// Actions of any type: index actions are FiniteActions when counted; continuous ones are Eigen vectors in a box.
+static_assert(std::is_same_v<action_t<user::Pendulum>, Action> && FiniteActions<user::Pendulum>);
+static_assert(Pomdp<user::Uncounted> && !FiniteActions<user::Uncounted>);
+static_assert(std::is_same_v<action_t<user::Thruster>, Eigen::Vector2f>);
+static_assert(Pomdp<user::Thruster> && ContinuousActions<user::Thruster> && !FiniteActions<user::Thruster>);
+static_assert(Pomdp<user::Unboxed> && !ContinuousActions<user::Unboxed>);
+static_assert(!ContinuousActions<user::ActingCoin> && FiniteActions<user::ActingCoin>);
+static_assert(ContinuousAction<Eigen::Vector2d> && ContinuousAction<Eigen::VectorXf>);
+static_assert(ContinuousAction<Eigen::Matrix<float, Eigen::Dynamic, 1, Eigen::ColMajor, 4, 1>>);
+static_assert(!ContinuousAction<Eigen::Matrix2d> && !ContinuousAction<Eigen::RowVector2d> && !ContinuousAction<Action>);
+static_assert(!ContinuousAction<Eigen::Vector2i>);
+static_assert(Policy<user::Steer, Eigen::VectorXf, DefaultGenerator, Eigen::Vector2f>);
+static_assert(!Policy<user::Steer, Eigen::VectorXf>);  // not an index
+static_assert(!Policy<user::Steer, Eigen::VectorXf, DefaultGenerator, Eigen::Vector3f>);
+static_assert(!Policy<user::AlwaysZero, Eigen::VectorXf, DefaultGenerator, Eigen::Vector2f>);
 static_assert(!FiniteObservations<user::Drift> && !ExposedState<user::Drift> && !FiniteModel<user::Drift>);
 static_assert(TimeStepOf<TimeStep<Eigen::Vector4f>, Eigen::Vector4f>);
 static_assert(!TimeStepOf<TimeStep<Eigen::Vector4f>, Observation>);  // a vector is no index

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,7 @@
 #include "memtrace/env/finite_pomdp.hpp"
 #include "memtrace/env/minigrid_tmaze.hpp"
 #include "memtrace/env/noisy_random_walk.hpp"
+#include "memtrace/env/pendulum.hpp"
 #include "memtrace/env/tmaze.hpp"
 #include "memtrace/env/two_state_hmm.hpp"
 #include "memtrace/matrix.hpp"
@@ -307,6 +309,42 @@ struct CheckpointState<MinigridTMaze> {
     env.steps_ = static_cast<std::size_t>(steps);
     env.done_ = done;
     env.observe();
+  }
+};
+
+/// A Pendulum's state, under `prefix`: `options` (U64 [2]: observe_velocity, max_episode_steps)
+/// and `gravity` (F64 [1]), which must equal the pendulum's own; `angle` and `angular_velocity`
+/// (F64 []: θ as integrated and θ̇, |θ̇| <= 8); `steps` (U64 [], at most max_episode_steps) and
+/// `running` (a flag).
+template <>
+struct CheckpointState<Pendulum> {
+  static void save(TensorFile& file, const std::string& prefix, const Pendulum& env) {
+    put_integers(file, prefix + "options", {2},
+                 {env.options_.observe_velocity ? 1u : 0u, env.options_.max_episode_steps});
+    put_reals(file, prefix + "gravity", {1}, {env.options_.gravity});
+    put_reals(file, prefix + "angle", {}, {env.theta_});
+    put_reals(file, prefix + "angular_velocity", {}, {env.theta_dot_});
+    put_integers(file, prefix + "steps", {}, {env.steps_});
+    put_integers(file, prefix + "running", {}, {env.running_ ? 1u : 0u});
+  }
+
+  static void load(const TensorFile& file, const std::string& prefix, Pendulum& env) {
+    check_parameters<std::uint64_t>(file, prefix + "options", "a Pendulum", {"observe_velocity", "max_episode_steps"},
+                                    {env.options_.observe_velocity ? 1u : 0u, env.options_.max_episode_steps});
+    check_parameters<double>(file, prefix + "gravity", "a Pendulum", {"gravity"}, {env.options_.gravity});
+    const double theta = state_reals(file, prefix + "angle", {})[0];
+    const double theta_dot = state_reals(file, prefix + "angular_velocity", {})[0];
+    if (!(std::abs(theta_dot) <= Pendulum::max_speed))
+      invalid("load_state: ", prefix, "angular_velocity: must be in [-8, 8], got ", theta_dot);
+    const std::uint64_t steps = state_integer_below(file, prefix + "steps", env.options_.max_episode_steps + 1,
+                                                    "at most max_episode_steps: an episode is cut at the limit");
+    const bool running = state_flag(file, prefix + "running");
+    if (running && steps == env.options_.max_episode_steps)
+      invalid("load_state: ", prefix, "running: 1 after ", steps, " steps, where the episode is truncated");
+    env.theta_ = theta;
+    env.theta_dot_ = theta_dot;
+    env.steps_ = static_cast<std::size_t>(steps);
+    env.running_ = running;
   }
 };
 

@@ -31,6 +31,7 @@
 #include "memtrace/learn/adam.hpp"
 #include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/gae.hpp"
+#include "memtrace/learn/gaussian_actor_critic.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/learn/ppo_buffer.hpp"
 #include "memtrace/learn/ppo_loss.hpp"
@@ -62,6 +63,12 @@ struct PpoOptions {
   /// FeatureNormalizer the agent owns; not in the official code). Dense features only.
   bool normalize_features = false;
   NormalizerOptions normalizer = {};  ///< ε 1e-8, clip 10 (used with normalize_features)
+  /// Every reward is multiplied by it before GAE (what the agent learns from; episode returns and
+  /// statistics stay unscaled), > 0 and finite: reward scaling for returns far from 1 (the
+  /// pendulum's reach −1,600 a episode).
+  double reward_scale = 1.0;
+  /// The initial log standard deviation of the default Gaussian network (GaussianActorCritic), finite.
+  double initial_log_std = 0.0;
 };
 
 /// What one update did: the means of the loss terms over its epochs x minibatches, the learning
@@ -130,9 +137,13 @@ enum class ActionSelection { sample, greedy };
 /// the agent alive.
 ///
 /// Net is the actor: an Mlp<Scalar> (its output is the logits), or an agent's whole network (an
-/// ActorCriticNetwork, whose forward_policy gives the logits).
+/// ActorCriticNetwork, whose forward_policy gives the logits, or, for a network whose
+/// policy_distribution is DiagonalGaussian, the means and log standard deviations: then the policy
+/// is a BatchPolicy of continuous actions, sampled or the mean).
 template <class Phi, class Scalar = float, class Net = Mlp<Scalar>>
 class PpoPolicy {
+  static constexpr bool gaussian = std::same_as<policy_distribution_t<Net>, DiagonalGaussian>;
+
  public:
   /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are),
   /// which must have the actor's input dimension (dense features only), choosing as `selection` says.
@@ -152,7 +163,7 @@ class PpoPolicy {
   /// One environment: an action drawn from softmax(actor(φ)) with one uniform_real(gen), or the
   /// greedy one (gen untouched).
   template <std::uniform_random_bit_generator G>
-  Action act(const Phi& features, G& gen) {
+  Action act(const Phi& features, G& gen) requires(!gaussian) {
     const std::span<const Phi> one(&features, 1);
     detail::check_ppo_features("PpoPolicy::act", "features", one, actor_->input_dim());
     inputs_.resize(actor_->input_dim(), 1);
@@ -165,7 +176,25 @@ class PpoPolicy {
 
   /// A batch: actions[i] from features[i] with gens[i] (one forward pass of the actor).
   template <std::uniform_random_bit_generator G>
-  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) {
+  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) requires(!gaussian) {
+    act_batch(features, gens, actions);
+  }
+
+  /// A batch of continuous actions (a Gaussian policy): actions[i] drawn with
+  /// sample_diagonal_gaussian from the network's mean and log standard deviation for features[i]
+  /// with gens[i], or the mean (greedy, gens untouched), cast to the actions' scalar. Throws
+  /// std::invalid_argument if A cannot hold the network's action dimension.
+  template <std::uniform_random_bit_generator G, ContinuousAction A>
+  void act(std::span<const Phi> features, std::span<G> gens, std::span<A> actions) requires gaussian {
+    detail::check_action_type<A>("PpoPolicy::act", static_cast<std::size_t>(actor_->policy_dim()) / 2);
+    act_batch(features, gens, actions);
+  }
+
+  [[nodiscard]] ActionSelection selection() const noexcept { return selection_; }
+
+ private:
+  template <class G, class A>
+  void act_batch(std::span<const Phi> features, std::span<G> gens, std::span<A> actions) {
     if (gens.size() != features.size() || actions.size() != features.size())
       detail::invalid("PpoPolicy::act: features, gens and actions must have one size, got ", features.size(), ", ",
                       gens.size(), " and ", actions.size());
@@ -175,13 +204,22 @@ class PpoPolicy {
     normalize(features.size());
     const auto& out = logits(inputs_.block(0, features.size()));
     detail::check_network_output("PpoPolicy::act", "policy output", out, num_actions(), features.size());
-    for (std::size_t i = 0; i < features.size(); ++i)
-      actions[i] = choose(out.col(static_cast<Eigen::Index>(i)), gens[i]);
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      if constexpr (gaussian) {
+        const auto column = out.col(static_cast<Eigen::Index>(i));
+        const auto k = column.size() / 2;
+        if (selection_ == ActionSelection::greedy) {
+          detail::check_gaussian("PpoPolicy::act", column.head(k), column.tail(k));
+          actions[i] = column.head(k).template cast<typename A::Scalar>();
+        } else {
+          (void)sample_diagonal_gaussian(column.head(k), column.tail(k), gens[i], actions[i]);
+        }
+      } else {
+        actions[i] = choose(out.col(static_cast<Eigen::Index>(i)), gens[i]);
+      }
+    }
   }
 
-  [[nodiscard]] ActionSelection selection() const noexcept { return selection_; }
-
- private:
   std::size_t num_actions() const {
     if constexpr (ActorCriticNetwork<Net, Phi>)
       return static_cast<std::size_t>(actor_->policy_dim());
@@ -229,16 +267,23 @@ class Ppo;
 /// then bootstrap(rollout.features()) and agent.update(buffer). Refers to both: keep them alive.
 template <class Phi, class Scalar = float, class Network = ActorCritic<Scalar>>
 class PpoActing {
+  static constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
+
  public:
   PpoActing(Ppo<Phi, Scalar, Network>& agent, PpoBuffer<Phi, Scalar>& buffer) : agent_(&agent), buffer_(&buffer) {}
 
-  /// agent.act(buffer, features, gens, actions).
-  template <std::uniform_random_bit_generator G>
-  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) {
+  /// agent.act(buffer, features, gens, actions): index actions, or continuous ones for a Gaussian policy.
+  template <std::uniform_random_bit_generator G, class A>
+  requires(gaussian ? ContinuousAction<A> : std::same_as<A, Action>) void act(std::span<const Phi> features,
+                                                                              std::span<G> gens, std::span<A> actions) {
     agent_->act(*buffer_, features, gens, actions);
   }
   /// agent.record(buffer, batch).
-  void operator()(const RolloutBatch<Phi>& batch) { agent_->record(*buffer_, batch); }
+  template <class A>
+  requires(gaussian ? ContinuousAction<A> : std::same_as<A, Action>) void operator()(
+      const RolloutBatch<Phi, A>& batch) {
+    agent_->record(*buffer_, batch);
+  }
   /// agent.bootstrap(buffer, features).
   void bootstrap(std::span<const Phi> features) { agent_->bootstrap(*buffer_, features); }
 
@@ -299,18 +344,25 @@ class Ppo {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
   static constexpr bool sparse = detail::ppo_sparse<Phi>;
+  /// The network's policy is a diagonal Gaussian over continuous actions (its policy_distribution).
+  static constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
+  static_assert(gaussian || std::same_as<policy_distribution_t<Network>, Categorical>,
+                "Ppo: the network's policy_distribution must be Categorical or DiagonalGaussian");
 
   /// An agent for features of dimension input_dim and num_actions actions with the default network
   /// (ActorCritic of options.hidden_sizes), initialised (ActorCritic::initialize_orthogonal) from
-  /// Xoshiro256StarStar(seed). Bad options throw std::invalid_argument naming the option and its
-  /// value, before anything is allocated.
+  /// Xoshiro256StarStar(seed); for Network = GaussianActorCritic<Scalar>, num_actions is the
+  /// dimension of the continuous actions (GaussianActorCritic::initialize_orthogonal, log standard
+  /// deviation 0). Bad options throw std::invalid_argument naming the option and its value, before
+  /// anything is allocated.
   Ppo(std::size_t input_dim, std::size_t num_actions, PpoOptions options = {},
-      std::uint64_t seed = 0) requires std::same_as<Network, ActorCritic<Scalar>>
+      std::uint64_t seed = 0) requires(std::same_as<Network, ActorCritic<Scalar>> ||
+                                       std::same_as<Network, GaussianActorCritic<Scalar>>)
       : options_(checked(std::move(options), input_dim, num_actions)),
-        samples_(options_.n_envs* options_.n_steps),
+        samples_(options_.n_envs * options_.n_steps),
         minibatch_size_(samples_ / options_.minibatches),
         gen_(seed),
-        nets_(input_dim, num_actions, options_.hidden_sizes),
+        nets_(make_default_network(input_dim, num_actions, options_)),
         adam_(parameter_count(nets_), options_.adam) {
     nets_.initialize_orthogonal(gen_);
     prepare();
@@ -335,7 +387,7 @@ class Ppo {
 
   /// An empty buffer for this agent: n_envs x n_steps samples of features of dimension input_dim().
   [[nodiscard]] PpoBuffer<Phi, Scalar> make_buffer() const {
-    return PpoBuffer<Phi, Scalar>(input_dim(), options_.n_envs, options_.n_steps);
+    return PpoBuffer<Phi, Scalar>(input_dim(), options_.n_envs, options_.n_steps, gaussian ? action_dim() : 0);
   }
 
   /// The BatchPolicy and sink that fill buffer for Rollout (PpoActing).
@@ -352,7 +404,25 @@ class Ppo {
   /// n_steps recorded steps (bootstrap and update it); a refused call changes nothing.
   template <std::uniform_random_bit_generator G>
   void act(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> features, std::span<G> gens,
-           std::span<Action> actions) {
+           std::span<Action> actions) requires(!gaussian) {
+    act_on(buffer, features, gens, actions);
+  }
+
+  /// act for a Gaussian policy: actions[i] = the sample of sample_diagonal_gaussian from the
+  /// network's mean and log standard deviation for features[i] with gens[i] (action_dim()
+  /// standard_normal draws), rounded to Scalar (the buffer keeps it, and the log-density of the
+  /// rounded action), then converted to the actions' type A: unclipped (the environment clips to
+  /// its box). Throws std::invalid_argument also if A cannot hold action_dim() entries.
+  template <std::uniform_random_bit_generator G, ContinuousAction A>
+  void act(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> features, std::span<G> gens,
+           std::span<A> actions) requires gaussian {
+    detail::check_action_type<A>("Ppo::act", action_dim());
+    act_on(buffer, features, gens, actions);
+  }
+
+ private:
+  template <class G, class A>
+  void act_on(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> features, std::span<G> gens, std::span<A> actions) {
     const std::size_t n = options_.n_envs;
     check_buffer("Ppo::act", buffer);
     if (features.size() != n)
@@ -373,12 +443,23 @@ class Ppo {
     normalize(buffer.features, base, n);
     const auto input = buffer.features.block(base, n);
     const auto& logits = nets_.forward_policy(input);
-    detail::check_network_output("Ppo::act", "policy output", logits, num_actions(), n);
+    detail::check_network_output("Ppo::act", "policy output", logits, nets_.policy_dim(), n);
     for (std::size_t i = 0; i < n; ++i) {
-      const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
-      actions[i] = s.action;
-      buffer.steps[base + i].action = s.action;  // record checks that the batch took it
-      buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
+      if constexpr (gaussian) {
+        const auto column = logits.col(static_cast<Eigen::Index>(i));
+        const auto k = static_cast<Eigen::Index>(action_dim());
+        const double log_prob = sample_diagonal_gaussian(column.head(k), column.tail(k), gens[i], action_);
+        buffer.continuous_actions.col(static_cast<Eigen::Index>(base + i)) =
+            action_;  // record checks the batch took it
+        buffer.steps[base + i].action = 0;
+        buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(log_prob);
+        actions[i] = action_.template cast<typename A::Scalar>();
+      } else {
+        const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
+        actions[i] = s.action;
+        buffer.steps[base + i].action = s.action;  // record checks that the batch took it
+        buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(s.log_prob);
+      }
     }
     const auto& value_output = nets_.forward_value(input);
     detail::check_network_output("Ppo::act", "value output", value_output, 1, n);
@@ -387,13 +468,25 @@ class Ppo {
     buffer.acted = buffer.recorded + 1;
   }
 
+ public:
   /// The rollout's sink: stores the step that the last act acted on (actions, rewards, episode
   /// ends; in textbook truncation mode also the value of the final observation of every episode
   /// truncated and not terminated, from batch.next_features) and lists the episodes that ended
   /// (the first step of a rollout clears the list of the last). Throws std::logic_error unless act
   /// stored this step, std::invalid_argument for a batch of the wrong size or whose actions are not
   /// the ones act chose; a refused call changes nothing.
-  void record(PpoBuffer<Phi, Scalar>& buffer, const RolloutBatch<Phi>& batch) {
+  void record(PpoBuffer<Phi, Scalar>& buffer, const RolloutBatch<Phi>& batch) requires(!gaussian) {
+    record_on(buffer, batch);
+  }
+  /// record for a Gaussian policy: the batch's continuous actions must be the ones act chose.
+  template <ContinuousAction A>
+  void record(PpoBuffer<Phi, Scalar>& buffer, const RolloutBatch<Phi, A>& batch) requires gaussian {
+    record_on(buffer, batch);
+  }
+
+ private:
+  template <class A>
+  void record_on(PpoBuffer<Phi, Scalar>& buffer, const RolloutBatch<Phi, A>& batch) {
     const std::size_t n = options_.n_envs;
     check_buffer("Ppo::record", buffer);
     if (buffer.acted != buffer.recorded + 1 || buffer.full())
@@ -408,14 +501,25 @@ class Ppo {
       detail::check_ppo_features("Ppo::record", "batch.next_features", batch.next_features, input_dim());
     }
     const std::size_t base = buffer.recorded * n;
-    for (std::size_t i = 0; i < n; ++i)
-      if (batch.steps[i].action != buffer.steps[base + i].action)
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (gaussian) {
+        const auto& u = batch.steps[i].action;
+        const auto chosen = buffer.continuous_actions.col(static_cast<Eigen::Index>(base + i));
+        if (u.size() != chosen.size() || !(u.template cast<Scalar>() == chosen))
+          detail::invalid("Ppo::record: batch.steps[", i, "].action is not the action act chose for environment ", i);
+      } else if (batch.steps[i].action != buffer.steps[base + i].action) {
         detail::invalid("Ppo::record: batch.steps[", i, "].action = ", batch.steps[i].action, ", but act chose action ",
                         buffer.steps[base + i].action, " for environment ", i);
+      }
+    }
     if (buffer.recorded == 0) buffer.episodes.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      const ActedStep& s = batch.steps[i];
-      buffer.steps[base + i] = s;
+      const BasicActedStep<A>& s = batch.steps[i];
+      if constexpr (gaussian)
+        buffer.steps[base + i] = {0, s.reward, s.terminated, s.truncated, s.episode_return, s.episode_length};
+      else
+        buffer.steps[base + i] = s;
+      buffer.steps[base + i].reward *= options_.reward_scale;  // exact for the default 1
       if (s.terminated || s.truncated)
         buffer.episodes.push_back({i, buffer.recorded, s.episode_return, s.episode_length, s.terminated, s.truncated});
       if (textbook && s.truncated && !s.terminated)
@@ -424,6 +528,7 @@ class Ppo {
     ++buffer.recorded;
   }
 
+ public:
   /// After n_steps recorded steps: stores the n_envs features the environments continue from
   /// (after any episode-end reset: Rollout::features()), normalised with the statistics of the
   /// moment, as the columns the advantages bootstrap from. Throws std::logic_error unless the
@@ -636,7 +741,16 @@ class Ppo {
 
   [[nodiscard]] const PpoOptions& options() const noexcept { return options_; }
   [[nodiscard]] std::size_t input_dim() const noexcept { return static_cast<std::size_t>(nets_.input_dim()); }
-  [[nodiscard]] std::size_t num_actions() const noexcept { return static_cast<std::size_t>(nets_.policy_dim()); }
+  /// The number of actions of a categorical policy (the network's policy_dim()); for a Gaussian
+  /// policy, the dimension of its actions (action_dim()).
+  [[nodiscard]] std::size_t num_actions() const noexcept {
+    return gaussian ? action_dim() : static_cast<std::size_t>(nets_.policy_dim());
+  }
+  /// The dimension of a Gaussian policy's continuous actions: half the network's policy_dim() (0 for
+  /// a categorical policy).
+  [[nodiscard]] std::size_t action_dim() const noexcept {
+    return gaussian ? static_cast<std::size_t>(nets_.policy_dim()) / 2 : 0;
+  }
   /// The network (the paper's two MLPs by default).
   [[nodiscard]] Network& networks() noexcept { return nets_; }
   [[nodiscard]] const Network& networks() const noexcept { return nets_; }
@@ -746,6 +860,10 @@ class Ppo {
     }
     for (std::size_t l = 0; l < o.hidden_sizes.size(); ++l)
       if (o.hidden_sizes[l] == 0) detail::invalid(who, ": options.hidden_sizes[", l, "] must be at least 1, got 0");
+    if (!(o.reward_scale > 0.0 && finite(o.reward_scale)))
+      detail::invalid(who, ": options.reward_scale must be positive and finite, got ", o.reward_scale);
+    if (!finite(o.initial_log_std))
+      detail::invalid(who, ": options.initial_log_std must be finite, got ", o.initial_log_std);
     if (o.anneal_lr && o.total_updates != 0 && detail::checked_mul(o.total_updates, o.epochs * o.minibatches) == 0)
       detail::invalid(who, ": options.total_updates·epochs·minibatches overflows, total_updates = ", o.total_updates);
     return o;
@@ -766,6 +884,13 @@ class Ppo {
     return {v.data(), static_cast<std::size_t>(v.size())};
   }
 
+  static Network make_default_network(std::size_t input_dim, std::size_t num_actions, const PpoOptions& o) {
+    if constexpr (std::same_as<Network, GaussianActorCritic<Scalar>>)
+      return Network(input_dim, num_actions, o.hidden_sizes, o.initial_log_std);
+    else
+      return Network(input_dim, num_actions, o.hidden_sizes);
+  }
+
   /// The number of parameters of a network whose gradient blocks have the sizes of its parameter
   /// blocks (else std::invalid_argument).
   static std::size_t parameter_count(Network& nets) {
@@ -779,8 +904,14 @@ class Ppo {
     if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim(), options_.normalizer);
     permutation_.resize(samples_);
     stats_.reserve(samples_);
-    minibatch_.reserve(input_dim(), minibatch_size_);
-    workspace_.reserve(num_actions(), minibatch_size_);
+    minibatch_.reserve(input_dim(), minibatch_size_, action_dim());
+    workspace_.reserve(static_cast<std::size_t>(nets_.policy_dim()), minibatch_size_);
+    if constexpr (gaussian) {
+      if (nets_.policy_dim() % 2 != 0)
+        detail::invalid("Ppo: a Gaussian policy's output has 2k rows (means, log standard deviations), got ",
+                        nets_.policy_dim());
+      action_.resize(static_cast<Eigen::Index>(action_dim()));
+    }
     if constexpr (requires { nets_.reserve(std::size_t{}); }) nets_.reserve(std::max(minibatch_size_, options_.n_envs));
   }
 
@@ -862,6 +993,7 @@ class Ppo {
 
   std::vector<std::size_t> permutation_;
   PpoMinibatch<Phi, Scalar> minibatch_;  // also the scratch column of value()
+  Vector action_;                        // a Gaussian policy's sample, before it is stored
   PpoLossWorkspace<Scalar> workspace_;
 
   std::size_t updates_ = 0;

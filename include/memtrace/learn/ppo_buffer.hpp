@@ -114,26 +114,31 @@ class FeatureColumns {
 template <class Phi, class Scalar = float>
 struct PpoBuffer {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
 
   std::size_t n_envs = 0;
   std::size_t n_steps = 0;
   FeatureColumns<Phi, Scalar> features;  ///< n_envs·n_steps sample columns, then n_envs bootstrap columns
-  std::vector<ActedStep> steps;          ///< per sample: action, reward, episode end
-  Vector log_probs;                      ///< per sample: log π_old(a|φ) at acting time
-  Vector values;                         ///< per sample: V(φ) at acting time
-  Vector final_values;                   ///< per sample: V of a truncated episode's final features (textbook)
-  Vector bootstrap_values;               ///< per environment: V of the bootstrap features
-  Vector advantages, targets;            ///< per sample: GAE's advantages and the value targets
-  std::vector<EpisodeEnd> episodes;      ///< the episodes that ended in the recorded steps
-  std::size_t recorded = 0;              ///< steps recorded (0 .. n_steps)
-  std::size_t acted = 0;                 ///< steps whose features are stored (0 .. n_steps + 1)
+  std::vector<ActedStep> steps;  ///< per sample: action (an index; 0 for continuous actions), reward, episode end
+  Matrix continuous_actions;   ///< per sample (a column): the continuous action (k x samples; 0 rows for index actions)
+  Vector log_probs;            ///< per sample: log π_old(a|φ) at acting time
+  Vector values;               ///< per sample: V(φ) at acting time
+  Vector final_values;         ///< per sample: V of a truncated episode's final features (textbook)
+  Vector bootstrap_values;     ///< per environment: V of the bootstrap features
+  Vector advantages, targets;  ///< per sample: GAE's advantages and the value targets
+  std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps
+  std::size_t recorded = 0;          ///< steps recorded (0 .. n_steps)
+  std::size_t acted = 0;             ///< steps whose features are stored (0 .. n_steps + 1)
 
   PpoBuffer() = default;
-  /// A buffer for features of dimension input_dim, everything allocated (sizes checked by the agent).
-  PpoBuffer(std::size_t input_dim, std::size_t envs, std::size_t rollout_steps) : n_envs(envs), n_steps(rollout_steps) {
+  /// A buffer for features of dimension input_dim (and continuous actions of dimension action_dim,
+  /// 0 for index actions), everything allocated (sizes checked by the agent).
+  PpoBuffer(std::size_t input_dim, std::size_t envs, std::size_t rollout_steps, std::size_t action_dim = 0)
+      : n_envs(envs), n_steps(rollout_steps) {
     const std::size_t n = samples();
     features.resize(input_dim, n + n_envs);
     steps.resize(n);
+    continuous_actions = Matrix::Zero(static_cast<Eigen::Index>(action_dim), static_cast<Eigen::Index>(n));
     log_probs = Vector::Zero(static_cast<Eigen::Index>(n));
     values = Vector::Zero(static_cast<Eigen::Index>(n));
     final_values = Vector::Zero(static_cast<Eigen::Index>(n));
@@ -159,21 +164,27 @@ struct PpoBuffer {
 template <class Phi, class Scalar = float>
 struct PpoMinibatch {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
 
   FeatureColumns<Phi, Scalar> features;  ///< the samples' features (normalised as stored)
-  std::vector<Action> actions;           ///< the actions taken
+  std::vector<Action> actions;           ///< the actions taken (index actions)
+  Matrix continuous_actions;             ///< the continuous actions taken, one per column (0 rows for index actions)
   Vector old_log_probs;                  ///< log π_old(a|φ)
   Vector advantages;                     ///< GAE's advantages (not yet normalised)
   Vector targets;                        ///< value targets
   std::size_t count = 0;                 ///< samples gathered (the columns in use)
 
-  /// Makes room for b samples of dimension dim (no allocation if there is room).
-  void reserve(std::size_t dim, std::size_t b) {
-    if (b <= actions.size() && dim == features.dim()) return;
+  /// Makes room for b samples of dimension dim, with continuous actions of dimension action_dim (0
+  /// for index actions): no allocation if there is room.
+  void reserve(std::size_t dim, std::size_t b, std::size_t action_dim = 0) {
+    if (b <= actions.size() && dim == features.dim() &&
+        static_cast<Eigen::Index>(action_dim) == continuous_actions.rows())
+      return;
     const std::size_t capacity = std::max(b, actions.size());
     const auto cols = static_cast<Eigen::Index>(capacity);
     features.resize(dim, capacity);
     actions.resize(capacity);
+    continuous_actions.resize(static_cast<Eigen::Index>(action_dim), cols);
     old_log_probs.resize(cols);
     advantages.resize(cols);
     targets.resize(cols);
@@ -186,19 +197,22 @@ struct PpoMinibatch {
     const std::size_t n = buffer.samples();
     const auto sized = [n](const Vector& v) { return static_cast<std::size_t>(v.size()) == n; };
     if (buffer.features.size() != n + buffer.n_envs || buffer.steps.size() != n || !sized(buffer.log_probs) ||
-        !sized(buffer.advantages) || !sized(buffer.targets))
+        !sized(buffer.advantages) || !sized(buffer.targets) ||
+        (buffer.continuous_actions.rows() > 0 && static_cast<std::size_t>(buffer.continuous_actions.cols()) != n))
       detail::invalid("PpoMinibatch::gather: buffer's members do not have its shape (", n,
                       " samples): make it with Ppo::make_buffer()");
     for (std::size_t j = 0; j < samples.size(); ++j)
       if (samples[j] >= n)
         detail::invalid("PpoMinibatch::gather: samples[", j, "] = ", samples[j], " is out of range for ", n,
                         " samples");
-    reserve(buffer.features.dim(), samples.size());
+    const Eigen::Index k = buffer.continuous_actions.rows();
+    reserve(buffer.features.dim(), samples.size(), static_cast<std::size_t>(k));
     for (std::size_t j = 0; j < samples.size(); ++j) {
       const std::size_t s = samples[j];
       const auto jj = static_cast<Eigen::Index>(j), ss = static_cast<Eigen::Index>(s);
       features.copy_from(j, buffer.features, s);
       actions[j] = buffer.steps[s].action;
+      if (k > 0) continuous_actions.col(jj) = buffer.continuous_actions.col(ss);
       old_log_probs[jj] = buffer.log_probs[ss];
       advantages[jj] = buffer.advantages[ss];
       targets[jj] = buffer.targets[ss];

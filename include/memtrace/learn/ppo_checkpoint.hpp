@@ -49,6 +49,10 @@ namespace detail {
       << "\nadam.epsilon=" << message(o.adam.epsilon) << "\nnormalize_features=" << o.normalize_features
       << "\nnormalizer.epsilon=" << message(o.normalizer.epsilon) << "\nnormalizer.clip=" << message(o.normalizer.clip)
       << '\n';
+  // Options added after the first checkpoints: written when they are not at their defaults, so that
+  // those checkpoints still load (an agent with another value refuses them all the same).
+  if (o.reward_scale != 1.0) out << "reward_scale=" << message(o.reward_scale) << '\n';
+  if (o.initial_log_std != 0.0) out << "initial_log_std=" << message(o.initial_log_std) << '\n';
   return out.str();
 }
 

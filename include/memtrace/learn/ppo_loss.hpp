@@ -10,6 +10,7 @@
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/learn/actor_critic.hpp"
+#include "memtrace/learn/gaussian_actor_critic.hpp"
 #include "memtrace/learn/ppo_buffer.hpp"
 #include "memtrace/vocabulary.hpp"
 
@@ -38,34 +39,40 @@ template <class Scalar>
 struct PpoLossWorkspace {
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  Matrix probs, log_probs, d_logits;
-  RowVector d_values, row_max, row_sum, entropy, coef;
+  Matrix probs, log_probs, d_logits;  ///< categorical: softmax, log-softmax; d loss / d policy output (either)
+  Matrix standardized;                ///< Gaussian: (a − μ)/σ
+  RowVector d_values, row_max, row_sum, entropy, coef, action_log_probs;
 
-  void reserve(std::size_t num_actions, std::size_t b) {
-    if (static_cast<std::size_t>(coef.size()) >= b && static_cast<std::size_t>(probs.rows()) == num_actions) return;
-    const auto k = static_cast<Eigen::Index>(num_actions), cols = static_cast<Eigen::Index>(b);
+  /// Room for minibatches of b samples of a policy output of policy_dim rows.
+  void reserve(std::size_t policy_dim, std::size_t b) {
+    if (static_cast<std::size_t>(coef.size()) >= b && static_cast<std::size_t>(probs.rows()) == policy_dim) return;
+    const auto k = static_cast<Eigen::Index>(policy_dim), cols = static_cast<Eigen::Index>(b);
     probs.resize(k, cols);
     log_probs.resize(k, cols);
     d_logits.resize(k, cols);
+    standardized.resize(k / 2, cols);
     d_values.resize(1, cols);
     row_max.resize(cols);
     row_sum.resize(cols);
     entropy.resize(cols);
     coef.resize(cols);
+    action_log_probs.resize(cols);
   }
 };
 
 /// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
 /// parameters of nets (an ActorCriticNetwork whose policy output is the logits of a categorical
-/// policy, e.g. ActorCritic): one forward pass of both heads,
+/// policy, e.g. ActorCritic, or, if its policy_distribution is DiagonalGaussian, the means and log
+/// standard deviations of a Gaussian over minibatch.continuous_actions, e.g. GaussianActorCritic):
+/// one forward pass of both heads,
 ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
 ///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
 ///   − ent_coef·mean H(π).
 /// With gradients = true the networks' gradients() are overwritten with d loss / dθ (through
 /// nets.backward); nothing is clipped or stepped. Nothing else changes but the networks' forward
 /// caches and the workspace. Throws std::invalid_argument for an empty minibatch, a count beyond
-/// what it holds, an action out of range, or features whose dimension is not the networks'
-/// input_dim(), before any gradient is written.
+/// what it holds, an action out of range (continuous actions: of another dimension), or features
+/// whose dimension is not the networks' input_dim(), before any gradient is written.
 template <class Phi, class Scalar, class Network>
 PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, const PpoLossCoefficients& coefficients,
                  bool gradients, PpoLossWorkspace<Scalar>& workspace) {
@@ -76,7 +83,10 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
                 "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  const std::size_t num_actions = nets.policy_dim();
+  constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
+  static_assert(gaussian || std::same_as<policy_distribution_t<Network>, Categorical>,
+                "ppo_loss: the network's policy_distribution must be Categorical or DiagonalGaussian");
+  const std::size_t num_actions = nets.policy_dim();  // categorical: logits; Gaussian: 2 x the action dimension
   const std::size_t b = minibatch.count;
   if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
   if (b > minibatch.features.size() || b > minibatch.actions.size() ||
@@ -86,10 +96,21 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   if (minibatch.features.dim() != static_cast<std::size_t>(nets.input_dim()))
     detail::invalid("ppo_loss: minibatch.features has dimension ", minibatch.features.dim(),
                     ", expected the networks' input_dim = ", nets.input_dim());
-  for (std::size_t j = 0; j < b; ++j)
-    if (minibatch.actions[j] >= num_actions)
-      detail::invalid("ppo_loss: minibatch.actions[", j, "] = ", minibatch.actions[j],
-                      ", expected < num_actions = ", num_actions);
+  if constexpr (gaussian) {
+    if (num_actions % 2 != 0 || num_actions == 0)
+      detail::invalid("ppo_loss: a Gaussian policy's output has 2k rows (means, log standard deviations), got ",
+                      num_actions);
+    if (static_cast<std::size_t>(minibatch.continuous_actions.rows()) != num_actions / 2 ||
+        static_cast<std::size_t>(minibatch.continuous_actions.cols()) < b)
+      detail::invalid("ppo_loss: minibatch.continuous_actions is ", minibatch.continuous_actions.rows(), " x ",
+                      minibatch.continuous_actions.cols(), ", expected ", num_actions / 2, " rows and at least ", b,
+                      " columns");
+  } else {
+    for (std::size_t j = 0; j < b; ++j)
+      if (minibatch.actions[j] >= num_actions)
+        detail::invalid("ppo_loss: minibatch.actions[", j, "] = ", minibatch.actions[j],
+                        ", expected < num_actions = ", num_actions);
+  }
   workspace.reserve(num_actions, b);
   const auto cols = static_cast<Eigen::Index>(b);
   const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
@@ -110,19 +131,38 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   detail::check_network_output("ppo_loss", "policy output", logits, num_actions, b);
   detail::check_network_output("ppo_loss", "value output", v_new, 1, b);
 
-  // log-softmax and entropy of every column, vectorised over the minibatch.
+  // log π(a_j | φ_j) and the entropy of every column, vectorised over the minibatch.
+  auto h = workspace.entropy.head(cols);
+  auto logp_a = workspace.action_log_probs.head(cols);
   auto m = workspace.row_max.head(cols);
   auto sum = workspace.row_sum.head(cols);
   auto p = workspace.probs.leftCols(cols);
   auto logp = workspace.log_probs.leftCols(cols);
-  auto h = workspace.entropy.head(cols);
-  m = logits.colwise().maxCoeff();
-  p = (logits.rowwise() - m).array().exp().matrix();
-  sum = p.colwise().sum();
-  p.array().rowwise() /= sum.array();
-  sum.array() = m.array() + sum.array().log();  // log Z (in place: broadcasting an expression would allocate)
-  logp = logits.rowwise() - sum;
-  h = -(p.array() * logp.array()).colwise().sum().matrix();
+  const auto k = static_cast<Eigen::Index>(num_actions / 2);
+  auto z = workspace.standardized.leftCols(cols);
+  if constexpr (gaussian) {
+    // z = (a − μ) e^{−s}; log π(a) = Σ_k (−z²/2 − s) − k ½ log 2π; H = Σ_k s + k ½ (1 + log 2π).
+    const auto mu = logits.topRows(k);
+    const auto log_std = logits.bottomRows(k);
+    z = ((minibatch.continuous_actions.leftCols(cols) - mu).array() * (-log_std.array()).exp()).matrix();
+    const auto constant = static_cast<Scalar>(static_cast<double>(k) * detail::half_log_two_pi);
+    logp_a = (Scalar(-0.5) * z.array().square() - log_std.array()).colwise().sum().matrix();
+    logp_a.array() -= constant;
+    h = log_std.colwise().sum();
+    h.array() += static_cast<Scalar>(static_cast<double>(k) * (0.5 + detail::half_log_two_pi));
+  } else {
+    // log-softmax and entropy of every column.
+    m = logits.colwise().maxCoeff();
+    p = (logits.rowwise() - m).array().exp().matrix();
+    sum = p.colwise().sum();
+    p.array().rowwise() /= sum.array();
+    sum.array() = m.array() + sum.array().log();  // log Z (in place: broadcasting an expression would allocate)
+    logp = logits.rowwise() - sum;
+    h = -(p.array() * logp.array()).colwise().sum().matrix();
+    for (std::size_t j = 0; j < b; ++j)
+      logp_a[static_cast<Eigen::Index>(j)] =
+          logp(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j));
+  }
 
   const auto lo = static_cast<Scalar>(1.0 - coefficients.clip_epsilon),
              hi = static_cast<Scalar>(1.0 + coefficients.clip_epsilon);
@@ -133,7 +173,7 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   for (std::size_t j = 0; j < b; ++j) {
     const auto jj = static_cast<Eigen::Index>(j);
     const Scalar adv = static_cast<Scalar>((static_cast<double>(minibatch.advantages[jj]) - mean) / denominator);
-    const Scalar log_ratio = logp(static_cast<Eigen::Index>(minibatch.actions[j]), jj) - minibatch.old_log_probs[jj];
+    const Scalar log_ratio = logp_a[jj] - minibatch.old_log_probs[jj];
     const Scalar ratio = std::exp(log_ratio);
     const Scalar surrogate = ratio * adv, clipped_surrogate = std::clamp(ratio, lo, hi) * adv;
     const bool unclipped = surrogate <= clipped_surrogate;  // the min is the unclipped term: it has a gradient
@@ -156,16 +196,27 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   out.loss = out.policy_loss + coefficients.vf_coef * out.value_loss - coefficients.ent_coef * out.entropy;
   if (!gradients) return out;
 
-  // dL/dlogits = coef_j (e_a − π_j) + (ent_coef / B) π_j ⊙ (log π_j + H_j)
-  // (the surrogate through d log π(a)/dℓ = e_a − π; the entropy through dH/dℓ = −π ⊙ (log π + H)).
   auto dl = workspace.d_logits.leftCols(cols);
   const auto ent = static_cast<Scalar>(coefficients.ent_coef) * scale;
-  dl = ((logp.array().rowwise() + h.array()) * ent).matrix();
-  dl.array().rowwise() -= coef.array();
-  dl.array() *= p.array();
-  for (std::size_t j = 0; j < b; ++j)
-    dl(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j)) +=
-        coef[static_cast<Eigen::Index>(j)];
+  if constexpr (gaussian) {
+    // d log π(a)/dμ = z e^{−s}, d log π(a)/ds = z² − 1, dH/dμ = 0, dH/ds = 1:
+    // dL/dμ = coef_j z e^{−s};  dL/ds = coef_j (z² − 1) − ent_coef / B.
+    const auto log_std = logits.bottomRows(k);
+    dl.topRows(k) = (z.array() * (-log_std.array()).exp()).matrix();
+    dl.topRows(k).array().rowwise() *= coef.array();
+    dl.bottomRows(k) = (z.array().square() - Scalar(1)).matrix();
+    dl.bottomRows(k).array().rowwise() *= coef.array();
+    dl.bottomRows(k).array() -= ent;
+  } else {
+    // dL/dlogits = coef_j (e_a − π_j) + (ent_coef / B) π_j ⊙ (log π_j + H_j)
+    // (the surrogate through d log π(a)/dℓ = e_a − π; the entropy through dH/dℓ = −π ⊙ (log π + H)).
+    dl = ((logp.array().rowwise() + h.array()) * ent).matrix();
+    dl.array().rowwise() -= coef.array();
+    dl.array() *= p.array();
+    for (std::size_t j = 0; j < b; ++j)
+      dl(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j)) +=
+          coef[static_cast<Eigen::Index>(j)];
+  }
   nets.backward(input, Eigen::Ref<const Matrix>(dl), Eigen::Ref<const RowVector>(dv));
   return out;
 }

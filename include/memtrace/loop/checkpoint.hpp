@@ -31,12 +31,17 @@ namespace detail {
 /// A Rollout's state, under the prefix: size (U64 [1]: the number of environments), steps_taken
 /// and started (U64 []); env.I. and memory.I. for environment I (each part's own state:
 /// save_state) and env.I.generator (U64 [4]: environment I draws everything from it); and the episodes in flight, one
-/// entry per environment: step.action, step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and
+/// entry per environment: step.action (U64 [N] for index actions, F64 [N, D] for continuous actions
+/// of dimension D), step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and
 /// step.episode_return (F64 [N]). The features the policies act on next are the memories'
 /// features, so they are not stored.
 template <class Env, class M, class G>
-requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G>
-struct CheckpointState<Rollout<Env, M, G>> {
+requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
+    (std::unsigned_integral<action_t<Env>> ||
+     ContinuousAction<action_t<Env>>)struct CheckpointState<Rollout<Env, M, G>> {
+  using action_type = action_t<Env>;
+  using step_type = BasicActedStep<action_type>;
+
   static void save(TensorFile& file, const std::string& prefix, const Rollout<Env, M, G>& r) {
     const std::size_t n = r.envs_.size();
     put_integers(file, prefix + "size", {1}, {n});
@@ -47,18 +52,17 @@ struct CheckpointState<Rollout<Env, M, G>> {
       save_state(file, part(prefix, "memory.", i), r.memories_[i]);
       save_state(file, part(prefix, "env.", i), r.gens_[i]);  // env.I.generator: environment I draws from it
     }
-    std::vector<std::uint64_t> action(n), terminated(n), truncated(n), length(n);
+    std::vector<std::uint64_t> terminated(n), truncated(n), length(n);
     std::vector<double> reward(n), episode_return(n);
+    save_actions(file, prefix + "step.action", r.steps_);
     for (std::size_t i = 0; i < n; ++i) {
-      const ActedStep& s = r.steps_[i];
-      action[i] = s.action;
+      const step_type& s = r.steps_[i];
       terminated[i] = s.terminated;
       truncated[i] = s.truncated;
       length[i] = s.episode_length;
       reward[i] = s.reward;
       episode_return[i] = s.episode_return;
     }
-    put_integers(file, prefix + "step.action", {n}, std::move(action));
     put_integers(file, prefix + "step.terminated", {n}, std::move(terminated));
     put_integers(file, prefix + "step.truncated", {n}, std::move(truncated));
     put_integers(file, prefix + "step.episode_length", {n}, std::move(length));
@@ -81,7 +85,8 @@ struct CheckpointState<Rollout<Env, M, G>> {
       load_state(file, part(prefix, "memory.", i), memories[i]);
       load_state(file, part(prefix, "env.", i), gens[i]);
     }
-    const auto& action = state_integers(file, prefix + "step.action", {n});
+    std::vector<step_type> steps(n);
+    load_actions(file, prefix + "step.action", steps);
     const auto& terminated = state_integers(file, prefix + "step.terminated", {n});
     const auto& truncated = state_integers(file, prefix + "step.truncated", {n});
     const auto& length = state_integers(file, prefix + "step.episode_length", {n});
@@ -89,11 +94,14 @@ struct CheckpointState<Rollout<Env, M, G>> {
     const auto& episode_return = state_reals(file, prefix + "step.episode_return", {n});
     check_flags(prefix + "step.terminated", terminated);
     check_flags(prefix + "step.truncated", truncated);
-    std::vector<ActedStep> steps(n);
-    for (std::size_t i = 0; i < n; ++i)
-      steps[i] = {
-          static_cast<Action>(action[i]),     reward[i], terminated[i] == 1, truncated[i] == 1, episode_return[i],
-          static_cast<std::size_t>(length[i])};
+    for (std::size_t i = 0; i < n; ++i) {
+      step_type& s = steps[i];
+      s.reward = reward[i];
+      s.terminated = terminated[i] == 1;
+      s.truncated = truncated[i] == 1;
+      s.episode_return = episode_return[i];
+      s.episode_length = static_cast<std::size_t>(length[i]);
+    }
     r.envs_ = std::move(envs);
     r.memories_ = std::move(memories);
     r.gens_ = std::move(gens);
@@ -109,6 +117,46 @@ struct CheckpointState<Rollout<Env, M, G>> {
  private:
   static std::string part(const std::string& prefix, const char* what, std::size_t i) {
     return prefix + what + std::to_string(i) + ".";
+  }
+
+  static void save_actions(TensorFile& file, const std::string& name, const std::vector<step_type>& steps) {
+    const std::size_t n = steps.size();
+    if constexpr (std::unsigned_integral<action_type>) {
+      std::vector<std::uint64_t> action(n);
+      for (std::size_t i = 0; i < n; ++i) action[i] = steps[i].action;
+      put_integers(file, name, {n}, std::move(action));
+    } else {
+      const auto d = static_cast<std::size_t>(steps[0].action.size());  // every environment's (Rollout checks it)
+      std::vector<double> action(n * d);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t k = 0; k < d; ++k)
+          action[i * d + k] = static_cast<double>(steps[i].action[static_cast<Eigen::Index>(k)]);
+      put_reals(file, name, {n, d}, std::move(action));
+    }
+  }
+
+  static void load_actions(const TensorFile& file, const std::string& name, std::vector<step_type>& steps) {
+    const std::size_t n = steps.size();
+    if constexpr (std::unsigned_integral<action_type>) {
+      const auto& action = state_integers(file, name, {n});
+      for (std::size_t i = 0; i < n; ++i) steps[i].action = static_cast<action_type>(action[i]);
+    } else {
+      const Tensor* t = file.find(name);  // if missing or of another shape, state_reals says so
+      const std::size_t d = t != nullptr && t->shape.size() == 2 ? t->shape[1] : 0;
+      if (action_type::SizeAtCompileTime != Eigen::Dynamic &&
+          d != static_cast<std::size_t>(action_type::SizeAtCompileTime))
+        invalid("load_state: ", name, " has actions of dimension ", d, ", expected ", action_type::SizeAtCompileTime);
+      if (action_type::MaxSizeAtCompileTime != Eigen::Dynamic &&
+          d > static_cast<std::size_t>(action_type::MaxSizeAtCompileTime))
+        invalid("load_state: ", name, " has actions of dimension ", d, ", more than ",
+                action_type::MaxSizeAtCompileTime);
+      const auto& action = state_reals(file, name, {n, d});
+      for (std::size_t i = 0; i < n; ++i) {
+        steps[i].action.resize(static_cast<Eigen::Index>(d));
+        for (std::size_t k = 0; k < d; ++k)
+          steps[i].action[static_cast<Eigen::Index>(k)] = static_cast<typename action_type::Scalar>(action[i * d + k]);
+      }
+    }
   }
 };
 

@@ -117,8 +117,8 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
   auto pi = agent.policy(selection);
   std::size_t t = 0;
   while (out.size() < episodes && t < max_steps) {
-    one.step(pi, [&](const RolloutBatch<Phi>& batch) {
-      const ActedStep& s = batch.steps[0];
+    one.step(pi, [&](const auto& batch) {
+      const auto& s = batch.steps[0];
       if (s.terminated || s.truncated)
         out.push_back({0, t, s.episode_return, s.episode_length, s.terminated, s.truncated});
     });

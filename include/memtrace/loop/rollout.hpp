@@ -5,9 +5,12 @@
 // goes to a sink (a learner, a buffer, a logger), and environments whose episode ended (terminated
 // or truncated, the Gymnasium split) are reset together with their memory. See docs/control.md.
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <type_traits>
@@ -24,10 +27,15 @@ namespace memtrace {
 /// lockstep; N = 1 is allowed. Environment i draws everything (its resets, its steps and its
 /// policy's actions) from generator i, so its trajectory is the same whatever N is and in whatever
 /// order the loop visits the environments. The first step resets every environment and memory.
+/// Actions are of the environments' type action_t<Env>: indices (FiniteActions, checked against
+/// num_actions()), continuous (ContinuousActions, checked for their dimension and finiteness; the
+/// environment clips them to its box) or a user's own type (passed on unchecked).
 template <class Env, class M, std::uniform_random_bit_generator G = DefaultGenerator>
 requires Pomdp<Env, G>
 class Rollout {
-  static_assert(Memory<M, observation_t<Env, G>> || ObservationActionMemory<M, observation_t<Env, G>>,
+  static_assert(!std::unsigned_integral<action_t<Env>> || FiniteActions<Env, G>,
+                "Rollout: an environment with index actions must say how many it has (num_actions(): FiniteActions)");
+  static_assert(Memory<M, observation_t<Env, G>> || ObservationActionMemory<M, observation_t<Env, G>, action_t<Env>>,
                 "Rollout: the memory cannot absorb the environment's observations (observation_t<Env>): it must be a "
                 "Memory<M, observation_t<Env>> or an ObservationActionMemory of them. Index memories (Window, "
                 "ConcatWindow, WithActions) take index observations only; a float trace takes float vectors and a "
@@ -35,8 +43,10 @@ class Rollout {
 
  public:
   using observation_type = observation_t<Env, G>;
+  using action_type = action_t<Env>;
+  using step_type = BasicActedStep<action_type>;
   using features_type = features_t<M>;
-  using batch_type = RolloutBatch<features_type>;
+  using batch_type = RolloutBatch<features_type, action_type>;
 
   /// Environment i is stepped with memory i and generator i; the three must have one size >= 1.
   Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens)
@@ -48,7 +58,10 @@ class Rollout {
     if (gens_.size() != envs_.size())
       detail::invalid("Rollout: gens must hold one generator per environment (", envs_.size(), "), got ", gens_.size());
     for (std::size_t i = 0; i < envs_.size(); ++i)
-      if constexpr (requires { memories_[i].num_actions(); })
+      if constexpr (requires {
+                      memories_[i].num_actions();
+                      envs_[i].num_actions();
+                    })
         if (static_cast<std::size_t>(memories_[i].num_actions()) != static_cast<std::size_t>(envs_[i].num_actions()))
           detail::invalid("Rollout: memories[", i, "] remembers ", memories_[i].num_actions(), " actions but envs[", i,
                           "] has ", envs_[i].num_actions());
@@ -64,7 +77,7 @@ class Rollout {
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       memories_[i].reset(envs_[i].reset(gens_[i]));
       features_.push_back(memories_[i].features());
-      steps_[i] = ActedStep{};
+      steps_[i] = step_type{};
     }
     next_features_ = features_;
     started_ = true;
@@ -84,32 +97,26 @@ class Rollout {
     if (!started_) reset();
     const std::size_t n = envs_.size();
     saved_gens_.assign(gens_.begin(), gens_.end());
-    std::fill(actions_.begin(), actions_.end(), no_action);
-    if constexpr (BatchPolicy<P, features_type, G>) {
-      policy.act(std::span<const features_type>(features_), std::span<G>(gens_), std::span<Action>(actions_));
+    mark_unchosen();
+    if constexpr (BatchPolicy<P, features_type, G, action_type>) {
+      policy.act(std::span<const features_type>(features_), std::span<G>(gens_), std::span<action_type>(actions_));
     } else {
-      static_assert(Policy<P, features_type, G>,
-                    "Rollout::step: the policy needs act(features, gen) -> an integral action (Policy) or "
-                    "act(span<const features>, span<G>, span<Action>) (BatchPolicy)");
-      for (std::size_t i = 0; i < n; ++i) actions_[i] = static_cast<Action>(policy.act(features_[i], gens_[i]));
+      static_assert(Policy<P, features_type, G, action_type>,
+                    "Rollout::step: the policy needs act(features, gen) -> an action of the environment's type "
+                    "action_t<Env> (an integral index for index actions: Policy) or act(span<const features>, "
+                    "span<G>, span<action_t<Env>>) (BatchPolicy)");
+      for (std::size_t i = 0; i < n; ++i) actions_[i] = static_cast<action_type>(policy.act(features_[i], gens_[i]));
     }
-    for (std::size_t i = 0; i < n; ++i)  // before any environment moves
-      if (actions_[i] >= static_cast<std::size_t>(envs_[i].num_actions())) {
-        const Action u = actions_[i];
-        std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
-        if (u == no_action) detail::invalid("Rollout::step: the policy chose no action for environment ", i);
-        detail::invalid("Rollout::step: the policy chose action ", u, " for environment ", i, ", which has ",
-                        envs_[i].num_actions(), " actions");
-      }
+    check_actions();  // before any environment moves
     try {
       for (std::size_t i = 0; i < n; ++i) {
-        const Action u = actions_[i];
+        const action_type& u = actions_[i];
         const auto result = envs_[i].step(u, gens_[i]);
-        if constexpr (ObservationActionMemory<M, observation_type>)
+        if constexpr (ObservationActionMemory<M, observation_type, action_type>)
           memories_[i].update(u, result.observation);
         else
           memories_[i].update(result.observation);
-        ActedStep& s = steps_[i];
+        step_type& s = steps_[i];
         const bool continuing = !(s.terminated || s.truncated);  // the previous step did not end an episode
         s.action = u;
         s.reward = static_cast<double>(result.reward);
@@ -186,7 +193,53 @@ class Rollout {
   template <class>
   friend struct detail::CheckpointState;  // loop/checkpoint.hpp
 
+  static constexpr bool index_actions = std::unsigned_integral<action_type>;
   static constexpr Action no_action = static_cast<Action>(-1);
+
+  /// Fills the actions with what no policy chooses (an index out of range, NaN), so that a
+  /// BatchPolicy that writes nothing is caught.
+  void mark_unchosen() {
+    if constexpr (index_actions) {
+      std::fill(actions_.begin(), actions_.end(), no_action);
+    } else if constexpr (ContinuousActions<Env, G>) {
+      for (std::size_t i = 0; i < actions_.size(); ++i) {
+        actions_[i] = envs_[i].action_low();  // the dimension of the environment's actions
+        actions_[i].setConstant(std::numeric_limits<typename action_type::Scalar>::quiet_NaN());
+      }
+    }
+  }
+
+  /// Refuses an index out of range, a continuous action of another dimension than the environment's
+  /// box or with a non-finite entry, restoring the generators: the refused step changes nothing.
+  void check_actions() {
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      if constexpr (index_actions) {
+        if (actions_[i] >= static_cast<std::size_t>(envs_[i].num_actions())) {
+          const Action u = actions_[i];
+          std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
+          if (u == no_action) detail::invalid("Rollout::step: the policy chose no action for environment ", i);
+          detail::invalid("Rollout::step: the policy chose action ", u, " for environment ", i, ", which has ",
+                          envs_[i].num_actions(), " actions");
+        }
+      } else if constexpr (ContinuousActions<Env, G>) {
+        const action_type& u = actions_[i];
+        const auto dim = envs_[i].action_low().size();
+        if (u.size() != dim) {
+          std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
+          detail::invalid("Rollout::step: the policy chose an action of dimension ", u.size(), " for environment ", i,
+                          ", whose actions have dimension ", dim);
+        }
+        for (Eigen::Index k = 0; k < dim; ++k)
+          if (!std::isfinite(u[k])) {
+            std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
+            if (std::isnan(u[k]))
+              detail::invalid("Rollout::step: the policy chose no action (NaN) for environment ", i);
+            detail::invalid("Rollout::step: the policy chose action entry ", k, " = ", u[k], " for environment ", i);
+          }
+      }
+    }
+  }
+
   void check_index(const char* who, std::size_t i) const {
     if (i >= envs_.size())
       detail::invalid(who, ": i must be below the number of environments ", envs_.size(), ", got ", i);
@@ -196,8 +249,8 @@ class Rollout {
   std::vector<M> memories_;
   std::vector<G> gens_, saved_gens_;
   std::vector<features_type> features_, next_features_;
-  std::vector<ActedStep> steps_;
-  std::vector<Action> actions_;
+  std::vector<step_type> steps_;
+  std::vector<action_type> actions_;
   std::size_t t_ = 0;
   bool started_ = false;
 };

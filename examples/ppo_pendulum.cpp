@@ -1,0 +1,450 @@
+// Continuous control with memory: PPO with a Gaussian policy on Gymnasium's Pendulum-v1, with the
+// angular velocity observed or hidden, and memories that recover it (frame stacks of 2 and 4
+// observations, a bank of memory traces) or not (memoryless). See docs/experiments.md.
+//
+//   ppo_pendulum                      # the sweep: full and hidden velocity x 4 memories (+norm and raw), 5 seeds x 1 M
+//   steps ppo_pendulum --quick              # hidden velocity, normalised traces against memoryless, in seconds (run by
+//   ctest) ppo_pendulum --play=0.5,-2,1 --start=3.1,-0.2   # replay torques, one line a step (against Gymnasium's)
+//
+// Run j of a setting (its seed index) draws everything from streams of stream_key(seed, j): the
+// environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
+// evaluations' make_stream(key, n_envs + 1). Every memory and observation of seed j sees the same
+// streams, and the results do not depend on the thread count.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memtrace/env/pendulum.hpp>
+#include <memtrace/experiment/results.hpp>
+#include <memtrace/experiment/results_folder.hpp>
+#include <memtrace/experiment/statistics.hpp>
+#include <memtrace/experiment/sweep.hpp>
+#include <memtrace/instruction_set.hpp>
+#include <memtrace/learn/gaussian_actor_critic.hpp>
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/loop/learning_curve.hpp>
+#include <memtrace/loop/ppo.hpp>
+#include <memtrace/loop/rollout.hpp>
+#include <memtrace/memory/trace_bank.hpp>
+#include <memtrace/memory/window.hpp>
+#include <memtrace/random.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "plot.hpp"
+
+namespace {
+
+using namespace memtrace;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+
+/// A memory of the sweep: a kind and whether the agent normalises its features (the name with "+norm").
+enum class Kind { memoryless, stack2, stack4, traces };
+const std::vector<std::pair<std::string, Kind>> kind_names{
+    {"memoryless", Kind::memoryless}, {"stack2", Kind::stack2}, {"stack4", Kind::stack4}, {"traces", Kind::traces}};
+struct MemoryChoice {
+  Kind kind = Kind::traces;
+  bool normalize = true;
+};
+std::string name_of(MemoryChoice m) {
+  for (const auto& [name, kind] : kind_names)
+    if (kind == m.kind) return name + (m.normalize ? "+norm" : "");
+  return "?";
+}
+MemoryChoice parse_memory(const std::string& text) {
+  const bool normalize = text.ends_with("+norm");
+  const std::string base = normalize ? text.substr(0, text.size() - 5) : text;
+  for (const auto& [name, kind] : kind_names)
+    if (name == base) return {kind, normalize};
+  throw std::invalid_argument("unknown memory " + text + " (memoryless, stack2, stack4, traces, each with +norm)");
+}
+std::vector<std::string> memory_flag_values() {
+  std::vector<std::string> v;
+  for (const auto& [name, kind] : kind_names) {
+    v.push_back(name);
+    v.push_back(name + "+norm");
+  }
+  return v;
+}
+
+struct Options {
+  std::vector<std::string> observations = {"full", "hidden"};
+  std::vector<std::string> memories = {"memoryless+norm", "stack2+norm", "stack4+norm", "traces+norm",
+                                       "memoryless",      "stack2",      "stack4",      "traces"};
+  std::vector<double> lambdas = {0.0, 0.5, 0.8};
+  std::size_t seeds = 5, steps = 1'000'000, seed = 0, threads = 0, eval_episodes = 20, curve_points = 20;
+  PpoOptions ppo = recipe();
+  std::string out = "ppo_pendulum";
+  bool plot = true, quick = false;
+  std::string play, start;
+  Provenance provenance;
+
+  /// The recipe that learns the pendulum in 1 M steps (docs/experiments.md): 16 environments x 64
+  /// steps, 2 epochs of 4 minibatches (as light as the T-maze's), γ 0.9, lr 3e-3 annealed, no entropy
+  /// bonus, rewards scaled by 0.1.
+  static PpoOptions recipe() {
+    PpoOptions p;
+    p.n_envs = 16;
+    p.n_steps = 64;
+    p.epochs = 2;
+    p.minibatches = 4;
+    p.discount = 0.9;
+    p.learning_rate = 3e-3;
+    p.ent_coef = 0.0;
+    p.reward_scale = 0.1;
+    return p;
+  }
+};
+
+struct RunSpec {
+  bool observe_velocity = true;
+  MemoryChoice memory;
+  std::size_t seed = 0;
+};
+
+struct RunResult {
+  double train_return = 0, eval_return = 0, greedy_return = 0, seconds = 0, cpu_seconds = 0;
+  std::vector<CurvePoint> curve;
+};
+
+/// Mean return of `episodes` (NaN if none).
+double mean_return(const std::vector<EpisodeEnd>& episodes) {
+  if (episodes.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (const EpisodeEnd& e : episodes) sum += e.episode_return;
+  return sum / static_cast<double>(episodes.size());
+}
+
+/// One run of a memory M: train, then evaluate sampled and greedy.
+template <class M>
+RunResult run_with(const Options& o, const RunSpec& spec, const M& memory) {
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  PendulumOptions po;
+  po.observe_velocity = spec.observe_velocity;
+  const std::uint64_t key = stream_key(o.seed, spec.seed);
+  PpoOptions p = o.ppo;
+  p.normalize_features = spec.memory.normalize;
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < p.n_envs; ++i) gens.push_back(make_stream(key, i));
+  Rollout rollout(std::vector<Pendulum>(p.n_envs, Pendulum(po)), std::vector<M>(p.n_envs, memory), std::move(gens));
+  const std::uint64_t agent_seed = make_stream(key, p.n_envs)();
+  Agent agent(memory.dim(), 1, p, agent_seed);
+  const std::size_t batch = p.n_envs * p.n_steps;
+  LearningCurve curve(o.steps, batch, {.points = o.curve_points});
+  RunResult r;
+  double late_sum = 0;
+  std::size_t late_episodes = 0;
+  const std::size_t total = o.steps / batch * batch;
+  train(agent, rollout, o.steps, [&](const PpoStats& s) {
+    curve.record(s);
+    if (s.env_steps > total - total / 10)  // the last tenth of training
+      for (const EpisodeEnd& e : s.episodes) {
+        late_sum += e.episode_return;
+        ++late_episodes;
+      }
+  });
+  r.train_return =
+      late_episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : late_sum / static_cast<double>(late_episodes);
+  DefaultGenerator eval = make_stream(key, p.n_envs + 1);
+  r.eval_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes));
+  r.greedy_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes, ActionSelection::greedy));
+  r.curve = curve.points();
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.cpu_seconds = thread_cpu_seconds() - cpu_start;
+  return r;
+}
+
+RunResult run_one(const Options& o, const RunSpec& spec) {
+  const std::size_t d = spec.observe_velocity ? 3 : 2;
+  switch (spec.memory.kind) {
+    case Kind::memoryless:
+      return run_with(o, spec, TraceBank<dynamic, float>({0.0}, d));
+    case Kind::stack2:
+      return run_with(o, spec, FrameStack<Eigen::VectorXf>(2, d, WindowPadding::repeat_first));
+    case Kind::stack4:
+      return run_with(o, spec, FrameStack<Eigen::VectorXf>(4, d, WindowPadding::repeat_first));
+    case Kind::traces:
+      return run_with(o, spec, TraceBank<dynamic, float>(o.lambdas, d));
+  }
+  return {};
+}
+
+/// The uniformly random policy's mean return (torques U[−2, 2]) over 1000 episodes: the bottom of
+/// the gap a memory closes. The velocity does not matter to it.
+double random_return(std::uint64_t seed) {
+  Pendulum env;
+  DefaultGenerator gen = make_stream(stream_key(seed, 1'000'000), 0);
+  double sum = 0;
+  const int episodes = 1000;
+  for (int e = 0; e < episodes; ++e) {
+    env.reset(gen);
+    for (bool truncated = false; !truncated;) {
+      const TimeStep<Pendulum::observation_type> s =
+          env.step(Pendulum::action_type::Constant(4.0 * uniform_real(gen) - 2.0), gen);
+      sum += s.reward;
+      truncated = s.truncated;
+    }
+  }
+  return sum / episodes;
+}
+
+/// Comma-separated numbers (negative ones too: --play=-1,2), all finite.
+std::vector<double> numbers(const std::string& text, const char* flag) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    double x = 0;
+    const auto [ptr, error] = std::from_chars(text.data() + begin, text.data() + end, x);
+    if (error != std::errc() || ptr != text.data() + end || !std::isfinite(x))
+      throw std::invalid_argument(std::string(flag) + " must be comma-separated finite numbers, got " + text);
+    out.push_back(x);
+    begin = end + 1;
+  }
+  return out;
+}
+
+/// --play: the torques applied one after the other from --start (or a start drawn from --seed),
+/// one line a step, computed in double, until the replay ends or the episode is truncated.
+int play(const Options& o) {
+  Pendulum env;
+  if (o.start.empty()) {
+    DefaultGenerator gen(o.seed);
+    env.reset(gen);
+  } else {
+    const std::vector<double> s = numbers(o.start, "--start");
+    if (s.size() != 2) throw std::invalid_argument("--start takes THETA,THETA_DOT, got " + o.start);
+    env.reset(s[0], s[1]);
+  }
+  std::size_t t = 0;
+  for (const double u : numbers(o.play, "--play")) {
+    const TimeStep<Pendulum::observation_type> step = env.step(u);
+    std::printf("t=%zu theta=%.9g theta_dot=%.9g reward=%.9g truncated=%d\n", ++t, env.angle(), env.angular_velocity(),
+                step.reward, step.truncated ? 1 : 0);
+    if (step.truncated) break;
+  }
+  return 0;
+}
+
+/// What the sweep's results depend on, for the results folder (a folder of other flags is refused).
+std::string describe(const Options& o) {
+  std::ostringstream d;
+  d << "experiment=ppo_pendulum\nsteps=" << o.steps << "\nseed=" << o.seed << "\nlambdas=";
+  for (const double l : o.lambdas) d << csv_field(l) << ' ';
+  const PpoOptions& p = o.ppo;
+  d << "\neval_episodes=" << o.eval_episodes << "\ncurve_points=" << o.curve_points << "\nn_envs=" << p.n_envs
+    << "\nn_steps=" << p.n_steps << "\nepochs=" << p.epochs << "\nminibatches=" << p.minibatches
+    << "\ndiscount=" << csv_field(p.discount) << "\ngae_lambda=" << csv_field(p.gae_lambda)
+    << "\nlr=" << csv_field(p.learning_rate) << "\nent_coef=" << csv_field(p.ent_coef)
+    << "\nreward_scale=" << csv_field(p.reward_scale) << "\ninitial_log_std=" << csv_field(p.initial_log_std)
+    << "\nhidden=";
+  for (const std::size_t h : p.hidden_sizes) d << h << ' ';
+  d << "\nisa=" << instruction_set() << '\n';
+  return d.str();
+}
+
+int sweep(const Options& o) {
+  const auto start = Clock::now();
+  const fs::path dir(o.out);
+  const std::vector<std::string> runs_header{"observation", "memory",        "seed",    "steps",      "train_return",
+                                             "eval_return", "greedy_return", "seconds", "cpu_seconds"};
+  const std::vector<std::string> curves_header{"observation", "memory", "seed", "steps", "at_steps", "mean_return"};
+  std::vector<RunSpec> specs;
+  for (const std::string& obs : o.observations)
+    for (const std::string& m : o.memories)
+      for (std::size_t seed = 0; seed < o.seeds; ++seed) specs.push_back({obs == "full", parse_memory(m), seed});
+  const auto key_of = [&](const RunSpec& r) {
+    return csv_row(r.observe_velocity ? "full" : "hidden", name_of(r.memory), r.seed, o.steps);
+  };
+  (void)open_results_folder({dir, Shard{}, {}, o.provenance, false}, describe(o), {}, {"runs.csv", "curves.csv"});
+  {
+    ResultsCsv runs(dir / "runs.csv", runs_header, 4);
+    ResultsCsv curves(dir / "curves.csv", curves_header, 5);
+    const std::vector<std::size_t> todo =
+        runs_to_do(Shard{}, specs.size(), [&](std::size_t i) { return runs.contains(key_of(specs[i])); });
+    parallel_runs(
+        todo.size(),
+        [&](std::size_t j) {
+          const RunSpec& spec = specs[todo[j]];
+          const RunResult r = run_one(o, spec);
+          for (const CurvePoint& p : r.curve) {  // the curve first: a run is finished once its runs.csv row exists
+            auto row = key_of(spec);
+            row.push_back(csv_field(p.env_steps));
+            if (curves.contains(row)) continue;
+            row.push_back(std::isnan(p.mean_return()) ? std::string() : csv_field(p.mean_return()));
+            curves.append(row);
+          }
+          auto row = key_of(spec);
+          for (const double x : {r.train_return, r.eval_return, r.greedy_return, r.seconds, r.cpu_seconds})
+            row.push_back(csv_field(x));
+          runs.append(row);
+        },
+        SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_pendulum runs"});
+  }
+  // summary.csv: one row per observation and memory; gap_closed compares a memory with the velocity
+  // hidden to the memoryless agent of the full observation (the same normalisation), from the
+  // random policy's return: (R − R_random) / (R_full − R_random).
+  const double random = random_return(o.seed);
+  const RunsBySetting runs(read_csv(dir / "runs.csv", 4), 4, 2, o.seeds);
+  std::string summary =
+      "observation,memory,seeds,steps,train_mean,train_ci_low,train_ci_high,eval_mean,eval_ci_low,eval_ci_high,"
+      "greedy_mean,greedy_ci_low,greedy_ci_high,gap_closed,cpu_seconds\n";
+  std::printf("random policy: mean return %.1f (1000 episodes)\n", random);
+  std::printf("%-7s %-16s %6s %9s  %-24s %-24s %-24s %6s %s\n", "obs", "memory", "seeds", "steps",
+              "train return [95% CI]", "eval return [95% CI]", "greedy return [95% CI]", "gap", "CPU s a run");
+  for (const std::string& obs : o.observations)
+    for (const std::string& m : o.memories) {
+      const auto setting = csv_row(obs, name_of(parse_memory(m)), o.steps);
+      const Summary t = summarize(runs.values(setting, 4)), e = summarize(runs.values(setting, 5)),
+                    g = summarize(runs.values(setting, 6)), cpu = summarize(runs.values(setting, 8));
+      double gap = std::numeric_limits<double>::quiet_NaN();
+      const MemoryChoice reference{Kind::memoryless, parse_memory(m).normalize};
+      if (obs == "hidden" && std::find(o.observations.begin(), o.observations.end(), "full") != o.observations.end() &&
+          std::find(o.memories.begin(), o.memories.end(), name_of(reference)) != o.memories.end()) {
+        const Summary full = summarize(runs.values(csv_row("full", name_of(reference), o.steps), 4));
+        gap = (t.mean - random) / (full.mean - random);
+      }
+      summary += csv_line(csv_row(obs, name_of(parse_memory(m)), o.seeds, o.steps, t.mean, t.ci_low, t.ci_high, e.mean,
+                                  e.ci_low, e.ci_high, g.mean, g.ci_low, g.ci_high,
+                                  std::isnan(gap) ? std::string() : csv_field(gap), cpu.mean));
+      char ct[64], ce[64], cg[64];
+      std::snprintf(ct, sizeof ct, "%.1f [%.1f, %.1f]", t.mean, t.ci_low, t.ci_high);
+      std::snprintf(ce, sizeof ce, "%.1f [%.1f, %.1f]", e.mean, e.ci_low, e.ci_high);
+      std::snprintf(cg, sizeof cg, "%.1f [%.1f, %.1f]", g.mean, g.ci_low, g.ci_high);
+      std::printf("%-7s %-16s %6zu %9zu  %-24s %-24s %-24s %6s %.1f\n", obs.c_str(), name_of(parse_memory(m)).c_str(),
+                  o.seeds, o.steps, ct, ce, cg, std::isnan(gap) ? "" : csv_field(std::round(gap * 100) / 100).c_str(),
+                  cpu.mean);
+    }
+  summary += csv_line(csv_row("any", "random", 1000, 0, random, random, random, random, random, random, random, random,
+                              random, std::string(), 0.0));
+  detail::write_text_atomically(dir / "summary.csv", summary);
+
+  // learning_curves.csv: each curve point's mean return averaged over the seeds whose bin saw episodes.
+  const RunsBySetting points(read_csv(dir / "curves.csv", 5), 5, 2, o.seeds);
+  std::string curves = "observation,memory,at_steps,seeds_with_episodes,mean_return\n";
+  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
+  std::vector<std::size_t> at = curve_steps(o.steps, batch, o.curve_points);
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  for (const std::string& obs : o.observations)
+    for (const std::string& m : o.memories)
+      for (const std::size_t a : at) {
+        double sum = 0;
+        std::size_t n = 0;
+        for (const std::size_t r : points.rows(csv_row(obs, name_of(parse_memory(m)), o.steps, a)))
+          if (!points.table().rows[r][5].empty()) {
+            sum += points.table().number<double>(r, 5);
+            ++n;
+          }
+        curves += csv_line(csv_row(obs, name_of(parse_memory(m)), a, n,
+                                   n == 0 ? std::string() : csv_field(sum / static_cast<double>(n))));
+      }
+  detail::write_text_atomically(dir / "learning_curves.csv", curves);
+  std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
+              std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
+  if (!o.plot) return 0;
+  std::string observations;
+  for (const std::string& obs : o.observations) observations += (observations.empty() ? "" : " ") + obs;
+  const bool drawn = examples::draw_figure(
+      "ppo_pendulum.gp", dir / "ppo_pendulum.png",
+      {{"csv", (dir / "learning_curves.csv").string()},
+       {"observations", observations},
+       {"random", csv_field(random)},
+       {"subtitle", std::to_string(o.seeds) + " seeds, " + csv_field(static_cast<double>(o.steps) / 1e6) +
+                        " M steps a run; the dashed line is the random policy"}});
+  return drawn ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "PPO with a Gaussian policy on the pendulum (Gymnasium's Pendulum-v1), with the angular velocity observed\n"
+      "or hidden, and memoryless, frame-stack and memory-trace agents. Default: the sweep of docs/experiments.md\n"
+      "(full and hidden velocity x 8 memories x 5 seeds x 1 M steps, minutes on two cores)."};
+  examples::cli_conventions(app, "ppo_pendulum");
+  app.get_formatter()->column_width(34);
+  const CLI::Validator positive_int =
+      examples::number_check("an integer of at least 1", [](double x) { return x >= 1; });
+  const CLI::Validator unit = examples::number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
+  const CLI::Validator positive = examples::number_check(
+      "positive and finite", [](double x) { return x > 0 && x < std::numeric_limits<double>::infinity(); });
+  app.add_option("--observations", o.observations, "full (cos θ, sin θ, θ̇) and/or hidden (cos θ, sin θ)")
+      ->check(CLI::IsMember({"full", "hidden"}))
+      ->expected(1, -1);
+  app.add_option("--memories", o.memories,
+                 "memoryless, stack2, stack4 (frame stacks of 2 and 4 observations), traces (a bank of --lambdas); "
+                 "+norm: the agent normalises its features")
+      ->check(CLI::IsMember(memory_flag_values()))
+      ->expected(1, -1);
+  app.add_option("--lambdas", o.lambdas, "λ of the trace bank")
+      ->check(examples::number_check("in [0, 1)", [](double x) { return x >= 0 && x < 1; }))
+      ->expected(1, -1);
+  app.add_option("--seeds", o.seeds, "Runs per setting (seeds 0..N-1)")
+      ->check(examples::number_check("an integer in [2, 10^6] (a confidence interval needs two runs)",
+                                     [](double x) { return x >= 2 && x <= 1e6; }));
+  app.add_option("--steps", o.steps, "Environment steps a run (a multiple of n-envs x n-steps is used)")
+      ->check(examples::number_check("in [1, 10^12]", [](double x) { return x >= 1 && x <= 1e12; }));
+  app.add_option("--seed", o.seed, "Base seed")->check(examples::number_check("a non-negative integer", [](double x) {
+    return x >= 0;
+  }));
+  app.add_option("--eval-episodes", o.eval_episodes, "Episodes of each final evaluation (sampled and greedy)")
+      ->check(positive_int);
+  app.add_option("--curve-points", o.curve_points, "Points of each run's learning curve")
+      ->check(examples::number_check("an integer in [1, 10^4]", [](double x) { return x >= 1 && x <= 1e4; }));
+  app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
+  app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
+  app.add_option("--epochs", o.ppo.epochs, "Epochs per update")->check(positive_int);
+  app.add_option("--minibatches", o.ppo.minibatches, "Minibatches per epoch")->check(positive_int);
+  app.add_option("--discount", o.ppo.discount, "Discount γ")->check(unit);
+  app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
+  app.add_option("--lr", o.ppo.learning_rate, "Adam's learning rate (decayed linearly to 0)")->check(positive);
+  app.add_option("--ent-coef", o.ppo.ent_coef, "Weight of the entropy bonus")
+      ->check(examples::number_check("non-negative and finite",
+                                     [](double x) { return x >= 0 && x < std::numeric_limits<double>::infinity(); }));
+  app.add_option("--reward-scale", o.ppo.reward_scale, "Rewards are multiplied by it before GAE")->check(positive);
+  app.add_option("--initial-log-std", o.ppo.initial_log_std, "The policy's initial log standard deviation")
+      ->check(examples::number_check("in [-10, 10]", [](double x) { return x >= -10 && x <= 10; }));
+  app.add_option("--hidden", o.ppo.hidden_sizes, "Hidden layer sizes of the actor and of the critic")
+      ->check(positive_int)
+      ->expected(1, -1);
+  app.add_option("--out", o.out, "Output folder (a sweep resumes the runs it holds)");
+  app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
+  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")
+      ->check(examples::number_check("in [0, 1024]", [](double x) { return x >= 0 && x <= 1024; }));
+  app.add_flag("--quick", o.quick,
+               "Seconds: the velocity hidden, normalised traces against the memoryless agent, 3 seeds x 1 M steps");
+  app.add_option("--play", o.play,
+                 "Replay torques U1,U2,... (one line a step: t, θ and θ̇ after the step, its reward, truncated); "
+                 "write --play=-1,2 for a first negative torque")
+      ->type_name("U1,U2,...");
+  app.add_option("--start", o.start, "--play: the start THETA,THETA_DOT (default: drawn from --seed)")
+      ->type_name("THETA,THETA_DOT");
+  CLI11_PARSE(app, argc, argv);
+  o.provenance = examples::build_provenance(argc, argv);
+  try {
+    if (!o.play.empty()) return play(o);
+    if (app.count("--start") != 0) throw std::invalid_argument("--start is the start of --play");
+    if (o.quick) {  // docs/experiments.md: calibrated on seeds 0-9
+      if (app.count("--observations") == 0) o.observations = {"hidden"};
+      if (app.count("--memories") == 0) o.memories = {"traces+norm", "memoryless+norm"};
+      if (app.count("--seeds") == 0) o.seeds = 3;
+      if (app.count("--steps") == 0) o.steps = 1'000'000;
+      if (app.count("--out") == 0) o.out = "ppo_pendulum_quick";
+    }
+    return sweep(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ppo_pendulum: %s\n", e.what());
+    return 1;
+  }
+}
