@@ -2,9 +2,9 @@
 // angular velocity observed or hidden, and memories that recover it (frame stacks of 2 and 4
 // observations, a bank of memory traces) or not (memoryless). See docs/experiments.md.
 //
-//   ppo_pendulum                      # the sweep: full and hidden velocity x 4 memories (+norm and raw), 5 seeds x 1 M
-//   steps ppo_pendulum --quick              # hidden velocity, normalised traces against memoryless, in seconds (run by
-//   ctest) ppo_pendulum --play=0.5,-2,1 --start=3.1,-0.2   # replay torques, one line a step (against Gymnasium's)
+//   ppo_pendulum            # the sweep: velocity full and hidden x 8 memories x 10 seeds x 1 M steps
+//   ppo_pendulum --quick    # velocity hidden, normalised traces against memoryless (run by ctest)
+//   ppo_pendulum --play=0.5,-2,1 --start=3.1,-0.2   # replay torques, one line a step
 //
 // Run j of a setting (its seed index) draws everything from streams of stream_key(seed, j): the
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
@@ -81,7 +81,7 @@ struct Options {
   std::vector<std::string> memories = {"memoryless+norm", "stack2+norm", "stack4+norm", "traces+norm",
                                        "memoryless",      "stack2",      "stack4",      "traces"};
   std::vector<double> lambdas = {0.0, 0.5, 0.8};
-  std::size_t seeds = 5, steps = 1'000'000, seed = 0, threads = 0, eval_episodes = 20, curve_points = 20;
+  std::size_t seeds = 10, steps = 1'000'000, seed = 0, threads = 0, eval_episodes = 20, curve_points = 20;
   PpoOptions ppo = recipe();
   std::string out = "ppo_pendulum";
   bool plot = true, quick = false;
@@ -371,7 +371,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "PPO with a Gaussian policy on the pendulum (Gymnasium's Pendulum-v1), with the angular velocity observed\n"
       "or hidden, and memoryless, frame-stack and memory-trace agents. Default: the sweep of docs/experiments.md\n"
-      "(full and hidden velocity x 8 memories x 5 seeds x 1 M steps, minutes on two cores)."};
+      "(full and hidden velocity x 8 memories x 10 seeds x 1 M steps, minutes on two cores)."};
   examples::cli_conventions(app, "ppo_pendulum");
   app.get_formatter()->column_width(34);
   const CLI::Validator positive_int =

@@ -125,8 +125,10 @@ TEST_CASE("uniform_int covers its closed range", "[random]") {
   CHECK(uniform_int(a, INT64_MIN, INT64_MAX) == static_cast<std::int64_t>(b() + (std::uint64_t{1} << 63)));
 }
 
-TEST_CASE("uniform_real gives multiples of 2^-53 in [0, 1) with mean 1/2; bernoulli(p) comes up with frequency p",
-          "[random]") {
+TEST_CASE(
+    "uniform_real gives multiples of 2^-53 in 0 to 1 (1 excluded) with mean 1/2, and bernoulli(p) comes up with "
+    "frequency p",
+    "[random]") {
   Xoshiro256StarStar g(13);
   const int n = 200000;
   double sum = 0.0;

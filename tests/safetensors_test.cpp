@@ -227,7 +227,7 @@ TEST_CASE("parse_safetensors refuses every broken rule of the format, naming the
   CHECK_THROWS_AS(read_safetensors(dir / "missing.safetensors"), std::system_error);
 }
 
-TEST_CASE("\\u escapes decode to UTF-8, surrogate pairs included", "[safetensors]") {
+TEST_CASE("JSON u-escapes (backslash u) decode to UTF-8, surrogate pairs included", "[safetensors]") {
   const std::string header = R"({"\u00e9\ud83d\ude00\/":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   CHECK(parse_safetensors(one_tensor(header)).tensors[0].name == "é😀/");
 }

@@ -8,7 +8,8 @@
 if (!exists("subtitle")) subtitle = ''
 dir_of(path) = strstrt(path, '/') == 0 ? '' : path[:strstrt(path, '/')] . dir_of(path[strstrt(path, '/') + 1:])
 load dir_of(ARG0).'style.gp'
-if (!exists("observations")) n = words(observations)
+if (!exists("observations")) observations = "full hidden"
+n = words(observations)
 eval terminal(650 * n + 100, 560, 12, 1.5)
 set datafile separator ','
 set datafile missing ''
@@ -28,7 +29,7 @@ do for [o = 1:n] {
   set title (word(observations, o) eq "full" ? "velocity observed: (cos θ, sin θ, θ̇)" : "velocity hidden: (cos θ, sin θ)")
   set xlabel "environment steps (millions)"
   set ylabel (o == 1 ? "mean episode return" : "")
-  if (o == n) { set key bottom right } else { unset key }
+  if (o == 1) { set key bottom right } else { unset key }
   plot for [i = 1:8] csv using (pick(i, o, $3 / 1e6)):5 with linespoints pt 7 ps 0.5 dt dash(i) lc rgb colour(i) notitle, \
        (random + 0) with lines dt dt_optimal lc rgb c_reference notitle, \
        for [i = 1:8] keyentry with linespoints pt 7 dt dash(i) lc rgb colour(i) title (present[i] ? word(memories, i) : '')

@@ -110,6 +110,8 @@ template <class A>
 concept ContinuousAction = requires {
   typename A::Scalar;
   requires std::same_as<A, typename A::PlainObject>;
+  requires std::derived_from<A, Eigen::MatrixBase<A>>;  // a Matrix, not an Array
+  requires std::same_as<typename A::Scalar, float> || std::same_as<typename A::Scalar, double>;
 }
 &&detail::DenseVector<A>;
 
@@ -413,6 +415,16 @@ struct policy_distribution_of<N> {
 /// A network's policy distribution: its member type policy_distribution, else Categorical.
 template <class N>
 using policy_distribution_t = typename detail::policy_distribution_of<std::remove_cvref_t<N>>::type;
+
+namespace detail {
+/// Whether a network's policy is a diagonal Gaussian (else categorical); any other distribution is
+/// refused where a network is used, with this message.
+template <class N>
+inline constexpr bool gaussian_policy = std::same_as<policy_distribution_t<N>, DiagonalGaussian>;
+template <class N>
+inline constexpr bool known_policy_distribution =
+    gaussian_policy<N> || std::same_as<policy_distribution_t<N>, Categorical>;
+}  // namespace detail
 
 /// The network of a PPO agent (docs/control.md, "Your own network"): a policy head and a value head
 /// on the same input x (network_input_t<Phi, scalar_type>: B samples as columns).

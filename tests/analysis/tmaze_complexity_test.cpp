@@ -23,8 +23,9 @@ namespace {
 const double sqrt2ek = std::numbers::sqrt2 * std::numbers::e;
 }  // namespace
 
-TEST_CASE("Theorem 5.8: the proof's constants; window entropy grows exponentially in k, the trace bound polynomially",
-          "[entropy][tmaze]") {
+TEST_CASE(
+    "Theorem 5.8: the proof's constants, and window entropy grows exponentially in k, the trace bound polynomially",
+    "[entropy][tmaze]") {
   CHECK(tmaze_window_length(7) == 7);
   CHECK(tmaze_lambda(4) == 0.75);
   CHECK(tmaze_lipschitz(3) == Approx(3 * sqrt2ek));

@@ -159,7 +159,7 @@ TEST_CASE("The trace value error equals Monte Carlo within 4 standard errors", "
   check(NoisyRandomWalk(), 0.9, 200000, 3, {0.9});  // the paper's walk: one λ, as a sparse LU takes ~1 s in Debug
 }
 
-TEST_CASE("The trace TD fixed point is where long-run TD settles; its value error is strictly above the optimum",
+TEST_CASE("The trace TD fixed point is where long-run TD settles, and its value error is strictly above the optimum",
           "[trace_ve][td]") {
   // TraceTd with a small step, iterates averaged over the last 4/5 of the run (every 100 steps);
   // the standard error is by batch means over 20 batches of the recorded iterates, each many

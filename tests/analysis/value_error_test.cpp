@@ -61,7 +61,7 @@ TEST_CASE("exact_moments, value_error, optimal_value_error and td_fixed_point gi
   CHECK(linear_td_fixed_point(t, discount) == td_fixed_point(process, trace));
 }
 
-TEST_CASE("One generic function analyses a variant of memories; with m = 1 all three are the memoryless estimator",
+TEST_CASE("One generic function analyses a variant of memories, and with m = 1 all three are the memoryless estimator",
           "[value_error]") {
   const StationaryProcess process = small_walk();
   const std::size_t ny = process.num_observations();

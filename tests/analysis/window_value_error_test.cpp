@@ -114,7 +114,7 @@ TEST_CASE("The optimal window value error equals Monte Carlo with a Window memor
   check(NoisyRandomWalk(), 0.9, 200000, 20);
 }
 
-TEST_CASE("Optimal value errors: trace at lambda 0 = window at m 1 = concat at m 1; windows improve with m",
+TEST_CASE("Optimal value errors: trace at lambda 0 = window at m 1 = concat at m 1, and windows improve with m",
           "[window_ve][concat_ve]") {
   const StationaryProcess process(NoisyRandomWalk({.num_states = 201, .max_step = 20, .num_observations = 11}), 0.99);
   const double trace0 = optimal_trace_value_error(process, 0.0);
@@ -204,7 +204,7 @@ TEST_CASE("Episodic models: trace, window and concat value errors equal Monte Ca
   }
 }
 
-TEST_CASE("The belief filter follows belief() of the history; belief() refuses bad input", "[belief]") {
+TEST_CASE("The belief filter follows belief() of the history, and belief() refuses bad input", "[belief]") {
   const NoisyRandomWalk env = NoisyRandomWalk({.num_states = 101, .max_step = 10, .num_observations = 5});
   const StationaryProcess process(env, 0.9);
   NoisyRandomWalk sim = env;
@@ -327,7 +327,7 @@ TEST_CASE("Window analysis refuses bad input with a clear message", "[window_ve]
                     "window_value_error: table must have |Y|^m = 4 entries, got 3");
 }
 
-TEST_CASE("A table's value error grows by p(w) δ² when entry w moves by δ; the zero table's is E[v(x_t)²]",
+TEST_CASE("A table's value error grows by p(w) δ² when entry w moves by δ, and the zero table's is E(v(x_t)²)",
           "[window_ve]") {
   const StationaryProcess process(NoisyRandomWalk({.num_states = 15, .max_step = 2, .num_observations = 3}), 0.9);
   const WindowMoments moments = window_moments(process, 2);

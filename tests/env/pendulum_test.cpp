@@ -133,7 +133,7 @@ TEST_CASE("Pendulum: episodes are truncated after max_episode_steps, never termi
   }
 }
 
-TEST_CASE("Pendulum: reset draws θ ~ U[−π, π) and θ̇ ~ U[−1, 1) with two uniform draws") {
+TEST_CASE("Pendulum: reset draws θ uniformly from −π to π and θ̇ from −1 to 1, with two uniform draws") {
   Pendulum env;
   memtrace::DefaultGenerator gen(11), copy(11);
   const int n = 20000;

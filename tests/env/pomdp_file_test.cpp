@@ -190,7 +190,7 @@ TEST_CASE("every form of start gives the distribution the format defines", "[pom
              Eigen::VectorXd::Ones(1)));
 }
 
-TEST_CASE("numbers: integers, points, exponents, signs; '.5' is refused as the grammar says", "[pomdp_file]") {
+TEST_CASE("numbers: integers, points, exponents, signs, and '.5' is refused as the grammar says", "[pomdp_file]") {
   const auto value = [](const std::string& number) {
     return parse_pomdp(tiger_ok("R: * : * : * : * " + number)).rewards.at(0).value;
   };

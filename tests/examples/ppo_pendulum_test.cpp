@@ -178,9 +178,11 @@ TEST_CASE("ppo_pendulum --quick: with the velocity hidden, traces learn what the
     FAIL("no row for " << memory);
     return 0.0;
   };
-  // Calibration (docs/experiments.md): over seeds 0-9 ...
+  // Calibration (docs/experiments.md; GCC 12, the default preset's program): over base seeds 0-9
+  // (--seed, 3 seeds each) the traces' mean return exceeded the memoryless agent's by 649 to 848
+  // (the traces −416 to −222, memoryless −1,082 to −1,034); a random policy gets about −1,218.
   INFO("traces " << mean("traces+norm") << ", memoryless " << mean("memoryless+norm"));
-  CHECK(mean("traces+norm") > mean("memoryless+norm") + 300);
+  CHECK(mean("traces+norm") > mean("memoryless+norm") + 400);
 }
 
 TEST_CASE("ppo_pendulum --quick resumes: a re-run finds every run done and writes the same files") {

@@ -240,7 +240,8 @@ TEST_CASE("ppo_tmaze resumes a sweep: a second run redoes no finished run and gi
   CHECK_THAT(memtrace::test::slurp(temp() / "foreign.log.err"), Catch::Contains("describes a different experiment"));
 }
 
-TEST_CASE("ppo_tmaze --eval-greedy evaluates the greedy policy and records it; a folder of sampled ones refuses it") {
+TEST_CASE(
+    "ppo_tmaze --eval-greedy evaluates the greedy policy and records it, and a folder of sampled ones refuses it") {
   const fs::path out = temp() / "greedy";
   REQUIRE(run_program("--corridor 8 --steps 2048 --eval-episodes 5 --eval-greedy --no-plot --out " + out.string(),
                       temp() / "greedy.log") == 0);
@@ -256,7 +257,7 @@ TEST_CASE("ppo_tmaze --eval-greedy evaluates the greedy policy and records it; a
              Catch::Contains("describes a different experiment"));
 }
 
-TEST_CASE("ppo_tmaze --save-agent writes the agent; --load-agent --steps 0 evaluates it exactly as the run did") {
+TEST_CASE("ppo_tmaze --save-agent writes the agent, and --load-agent --steps 0 evaluates it exactly as the run did") {
   const fs::path agent = temp() / "agent.safetensors";
   const std::string run = "--memory trace+norm --corridor 8 --eval-episodes 10 --no-plot ";
   REQUIRE(run_program(run + "--steps 16384 --save-agent " + agent.string() + " --out " + (temp() / "saved").string(),

@@ -344,7 +344,8 @@ TEST_CASE("a results folder of another experiment is refused, and bad flags are 
   CHECK(memtrace::test::slurp(file) == "not a folder\n");
 }
 
-TEST_CASE("every results folder records what produced it; a folder of another version is resumed only when allowed") {
+TEST_CASE(
+    "every results folder records what produced it, and a folder of another version is resumed only when allowed") {
   const std::string text = memtrace::test::slurp(quick_run() / "provenance.txt");
   CHECK_THAT(text, Catch::Contains("memtrace=" + std::string(memtrace::version_string) + "\n") &&
                        Catch::Contains("\ncompiler=") && Catch::Contains("\nbuild_type=") &&

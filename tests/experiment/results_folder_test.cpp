@@ -73,7 +73,7 @@ std::vector<fs::path> two_shards(const TempDir& tmp) {
 
 }  // namespace
 
-TEST_CASE("runs_to_do lists the shard's runs not done yet, increasing; the shards' lists cover every run once") {
+TEST_CASE("runs_to_do lists the shard's runs not done yet, increasing, and the shards' lists cover every run once") {
   CHECK(runs_to_do(Shard(), 5, [](std::size_t) { return false; }) == std::vector<std::size_t>{0, 1, 2, 3, 4});
   CHECK(runs_to_do(Shard(1, 3), 8, [](std::size_t) { return false; }) == std::vector<std::size_t>{1, 4, 7});
   CHECK(runs_to_do(Shard(1, 3), 8, [](std::size_t run) { return run == 4; }) == std::vector<std::size_t>{1, 7});
@@ -89,7 +89,7 @@ TEST_CASE("runs_to_do lists the shard's runs not done yet, increasing; the shard
 }
 
 TEST_CASE(
-    "open_results_folder: a run's invocation labels the folder and records its provenance; a resumed one "
+    "open_results_folder: a run's invocation labels the folder and records its provenance, and a resumed one "
     "computes only what is missing") {
   TempDir tmp;
   const SweepRequest request{tmp / "out", Shard(), {}, provenance_of("first"), false};

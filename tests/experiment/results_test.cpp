@@ -219,7 +219,7 @@ TEST_CASE("parse_csv reads from memory what read_csv reads from a file", "[resul
 }
 
 TEST_CASE(
-    "csv_line writes the fields as ResultsCsv writes a row: commas between, a newline after; it refuses a "
+    "csv_line writes the fields as ResultsCsv writes a row: commas between, a newline after, and it refuses a "
     "field the line cannot hold") {
   CHECK(csv_line(csv_row("trace", 0.5, std::size_t{3})) == "trace,0.5,3\n");
   CHECK(csv_line({"a"}) == "a\n");

@@ -4,15 +4,20 @@
 // through Rollout with 2-dimensional continuous actions; and learning a continuous task that needs
 // memory. The categorical path is the subject of ppo_test.cpp.
 #include <Eigen/Core>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
 #include <memtrace/core.hpp>
+#include <memtrace/env/checkpoint.hpp>
+#include <memtrace/loop/checkpoint.hpp>
+#include <memtrace/memory/checkpoint.hpp>
 #include <numbers>
 #include <span>
 #include <vector>
 
 #include "loss_gradient_check.hpp"
+#include "temp_dir.hpp"
 
 using namespace memtrace;
 
@@ -52,6 +57,18 @@ struct BasicContinuousCue {
 using ContinuousCue = BasicContinuousCue<float>;
 static_assert(ContinuousActions<ContinuousCue>);
 
+/// The cue task in double observations with float actions.
+struct FloatCue : BasicContinuousCue<double> {
+  using action_type = Eigen::Vector2f;
+  template <class G>
+  TimeStep<Eigen::Vector2d> step(const action_type& u, G& gen) {
+    return BasicContinuousCue<double>::step(u.cast<double>(), gen);
+  }
+  [[nodiscard]] action_type action_low() const { return action_type::Constant(-2.0f); }
+  [[nodiscard]] action_type action_high() const { return action_type::Constant(2.0f); }
+};
+static_assert(ContinuousActions<FloatCue>);
+
 using Trace = MemoryTrace<dynamic_lambda, dynamic, float>;
 using TraceD = MemoryTrace<dynamic_lambda, dynamic, double>;
 
@@ -65,7 +82,7 @@ auto make_rollout(std::size_t n, const Memory& memory, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("the diagonal Gaussian's log-density and entropy are the closed forms; samples follow it",
+TEST_CASE("the diagonal Gaussian's log-density and entropy are the closed forms, and samples follow it",
           "[ppo][gaussian]") {
   const Eigen::Vector2d mean(0.5, -1.0), log_std(-0.3, 0.4);
   const Eigen::Vector2d a(1.0, 0.25);
@@ -102,6 +119,13 @@ TEST_CASE("the diagonal Gaussian's log-density and entropy are the closed forms;
   const double h = neg_log / n, sd = std::sqrt(neg_log2 / n - h * h);
   CHECK(std::abs(h - diagonal_gaussian_entropy(log_std)) < 5 * sd / std::sqrt(n));
 
+  // An action type that cannot hold the mean is refused before anything is drawn.
+  Eigen::Matrix<float, 1, 1> narrow;
+  DefaultGenerator before = gen;
+  CHECK_THROWS_WITH(sample_diagonal_gaussian(mean, log_std, gen, narrow),
+                    "sample_diagonal_gaussian: actions of dimension 2 do not fit the action type, of dimension 1");
+  CHECK(gen == before);
+
   // A diverged network is refused.
   const Eigen::Vector2d bad(std::nan(""), 0.0);
   CHECK_THROWS_WITH(sample_diagonal_gaussian(bad, log_std, gen, sample),
@@ -110,7 +134,7 @@ TEST_CASE("the diagonal Gaussian's log-density and entropy are the closed forms;
                     "diagonal_gaussian_log_prob: log_std has 3 entries, expected the mean's 2");
 }
 
-TEST_CASE("GaussianActorCritic: the policy output is [mean; log std], and its gradients are the networks' and the sum",
+TEST_CASE("GaussianActorCritic: the policy output is (mean, log std), and its gradients are the networks' and the sum",
           "[ppo][gaussian]") {
   GaussianActorCritic<double> net(3, 2, {5}, -0.5);
   DefaultGenerator gen(1);
@@ -133,7 +157,7 @@ TEST_CASE("GaussianActorCritic: the policy output is [mean; log std], and its gr
   CHECK(grads[2][1] == Approx(d_policy.row(3).sum()).epsilon(1e-15));
   CHECK_THROWS_WITH(GaussianActorCritic<float>(3, 0), "GaussianActorCritic: action_dim must be at least 1, got 0");
   CHECK_THROWS_WITH(GaussianActorCritic<float>(3, 1, {4}, INFINITY),
-                    "GaussianActorCritic: initial_log_std must be finite, got inf");
+                    "GaussianActorCritic: initial_log_std must be finite in the network's scalar, got inf");
 }
 
 TEST_CASE("the whole PPO loss gradient of a Gaussian policy equals central finite differences",
@@ -247,10 +271,10 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   buffer.clear();
   CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
                               std::span<Eigen::Matrix<double, 1, 1>>(narrow)),
-                    "Ppo::act: the actions have dimension 1, the policy's 2");
+                    "Ppo::act: actions of dimension 2 do not fit the action type, of dimension 1");
 }
 
-TEST_CASE("Ppo with a Gaussian policy learns a continuous task that needs memory; without memory it cannot",
+TEST_CASE("Ppo with a Gaussian policy learns a continuous task that needs memory, and without memory it cannot",
           "[ppo][gaussian][learning]") {
   // 8 environments x 24 steps, 4 epochs of 4 minibatches, lr 3e-3, no entropy bonus, 60 updates
   // (11,520 steps), hidden {16}. Greedy evaluation (the mean action) over 100 episodes: with a trace
@@ -278,4 +302,79 @@ TEST_CASE("Ppo with a Gaussian policy learns a continuous task that needs memory
   INFO("greedy return with a trace " << remembered << ", memoryless " << memoryless);
   CHECK(remembered > -0.5);
   CHECK(memoryless < -1.5);
+}
+
+TEST_CASE("a Gaussian agent's run on the pendulum, checkpointed and resumed, ends as the run never stopped",
+          "[ppo][gaussian][checkpoint]") {
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 16;
+  o.minibatches = 2;
+  o.hidden_sizes = {8};
+  o.normalize_features = true;
+  o.reward_scale = 0.1;
+  o.initial_log_std = -0.5;
+  o.total_updates = 6;
+  PendulumOptions hidden;
+  hidden.observe_velocity = false;
+  using Bank = TraceBank<dynamic, float>;
+  const auto make_rollout_of = [&](std::uint64_t seed) {
+    std::vector<DefaultGenerator> gens;
+    for (std::size_t i = 0; i < 4; ++i) gens.push_back(make_stream(seed, i));
+    return Rollout(std::vector<Pendulum>(4, Pendulum(hidden)), std::vector<Bank>(4, Bank({0.0, 0.8}, 2)),
+                   std::move(gens));
+  };
+  using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+  Agent never(4, 1, o, 3);
+  CHECK(never.networks().log_std()[0] == -0.5f);
+  auto rollout = make_rollout_of(2);
+  train(never, rollout, 6 * 64);
+
+  const memtrace::test::TempDir dir("ppo_gaussian_test");
+  Agent first(4, 1, o, 3);
+  auto first_rollout = make_rollout_of(2);
+  train(first, first_rollout, 3 * 64);
+  save_ppo_run(dir / "run.ckpt", first, first_rollout);
+  Agent resumed(4, 1, o, 99);  // other parameters and generators: the checkpoint replaces them
+  auto resumed_rollout = make_rollout_of(77);
+  load_ppo_run(dir / "run.ckpt", resumed, resumed_rollout);
+  train(resumed, resumed_rollout, 3 * 64);
+  CHECK(resumed.updates() == 6);
+  const auto a = never.networks().parameters(), b = resumed.networks().parameters();
+  for (std::size_t block = 0; block < 3; ++block)
+    CHECK(std::equal(a[block].begin(), a[block].end(), b[block].begin(), b[block].end()));
+  CHECK(resumed.last_stats().loss == never.last_stats().loss);
+
+  // An agent of another initial log standard deviation refuses the checkpoint, naming the option.
+  PpoOptions other = o;
+  other.initial_log_std = 0.0;
+  Agent wrong(4, 1, other, 3);
+  auto wrong_rollout = make_rollout_of(2);
+  CHECK_THROWS_WITH(load_ppo_run(dir / "run.ckpt", wrong, wrong_rollout), Catch::Contains("initial_log_std"));
+}
+
+TEST_CASE("a double agent acting in float actions keeps exactly the action the environment got", "[ppo][gaussian]") {
+  // The sample is rounded to the coarser scalar (float) before it is stored: record accepts it, and
+  // the stored log-density is that of the float action.
+  PpoOptions o;
+  o.n_envs = 2;
+  o.n_steps = 6;
+  o.minibatches = 2;
+  o.total_updates = 1;
+  o.hidden_sizes = {4};
+  Ppo<Eigen::VectorXd, double, GaussianActorCritic<double>> agent(2, 2, o, 5);
+  std::vector<DefaultGenerator> gens{make_stream(3, 0), make_stream(3, 1)};
+  Rollout rollout(std::vector<FloatCue>(2), std::vector<TraceD>(2, TraceD(0.5, 2)), std::move(gens));
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
+  std::vector<Eigen::Vector2f> applied;
+  rollout.collect(acting, o.n_steps, [&](const RolloutBatch<Eigen::VectorXd, Eigen::Vector2f>& batch) {
+    for (const auto& s : batch.steps) applied.push_back(s.action);
+    acting(batch);
+  });
+  REQUIRE(applied.size() == 12);
+  for (std::size_t s = 0; s < 12; ++s)
+    CHECK(buffer.continuous_actions.col(static_cast<Eigen::Index>(s)) == applied[s].cast<double>());
+  acting.bootstrap(rollout.features());
+  CHECK(std::isfinite(agent.update(buffer).loss));
 }

@@ -377,7 +377,7 @@ TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch norm
   CHECK(got.loss == Approx(pi + 0.5 * v - 0.01 * ent).epsilon(1e-12));
 }
 
-TEST_CASE("a minibatch gathers the buffer's samples; the agent's update is ppo_loss on them", "[ppo][gradient]") {
+TEST_CASE("a minibatch gathers the buffer's samples, and the agent's update is ppo_loss on them", "[ppo][gradient]") {
   PpoOptions o = small_options();
   o.ent_coef = 0.05;
   Ppo<Eigen::VectorXf, float> agent(5, 3, o, 9);
@@ -824,7 +824,7 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   CHECK(after == Approx(o.max_grad_norm).epsilon(1e-12));
 }
 
-TEST_CASE("greedy_action takes the first largest logit and draws nothing; non-finite logits are refused",
+TEST_CASE("greedy_action takes the first largest logit and draws nothing, and non-finite logits are refused",
           "[sampling]") {
   CHECK(greedy_action(Eigen::Vector4f(0.5f, -1.0f, 2.0f, 0.0f)) == 2);
   CHECK(greedy_action(Eigen::Vector3d(1.0, 3.0, 3.0)) == 1);  // a tie: the first
@@ -835,7 +835,7 @@ TEST_CASE("greedy_action takes the first largest logit and draws nothing; non-fi
 }
 
 TEST_CASE(
-    "a greedy policy acts by the argmax of the actor's logits and leaves the generators alone; evaluate "
+    "a greedy policy acts by the argmax of the actor's logits and leaves the generators alone, and evaluate "
     "with it is reproducible",
     "[ppo][greedy]") {
   PpoOptions o = small_options();
@@ -1212,7 +1212,7 @@ TEST_CASE("a copy of an agent keeps its own copy of the last update's episodes",
 
 TEST_CASE(
     "with normalize_features the agent acts on features normalised by running statistics of every feature it "
-    "acted on; bootstrap, final-observation and policy features only read them",
+    "acted on, and bootstrap, final-observation and policy features only read them",
     "[ppo][normalizer]") {
   PpoOptions o = small_options();
   o.normalize_features = true;
@@ -1277,7 +1277,7 @@ TEST_CASE(
   }());
 }
 
-TEST_CASE("while normalize_features is off the normaliser's options change nothing; on, the trajectory changes",
+TEST_CASE("while normalize_features is off the normaliser's options change nothing, and on, the trajectory changes",
           "[ppo][normalizer]") {
   const auto trained = [](bool normalize, NormalizerOptions n) {
     PpoOptions o = small_options();

@@ -363,7 +363,7 @@ TEST_CASE("Rollout refuses a memory that remembers another number of actions tha
                     "Rollout: memories[0] remembers 3 actions but envs[0] has 4");
 }
 
-TEST_CASE("Rollout with vector observations feeds [y; e_u] to a float trace bank exactly as by hand", "[rollout]") {
+TEST_CASE("Rollout with vector observations feeds (y, e_u) to a float trace bank exactly as by hand", "[rollout]") {
   using Bank = TraceBank<dynamic, float>;
   using Memory = AppendAction<Bank>;
   constexpr std::size_t d = MinigridTMaze::observation_dim, u = minigrid::num_actions;
@@ -455,6 +455,30 @@ static_assert(!BatchPolicy<PushBackBatch, Eigen::VectorXf>);
 
 using PlaneTrace = MemoryTrace<dynamic_lambda, dynamic, float>;
 
+/// A policy whose actions have a run-time size of 3, for 2-dimensional actions.
+struct WrongSize {
+  template <class G>
+  Eigen::VectorXd act(const Eigen::VectorXf&, G&) const {
+    return Eigen::VectorXd::Zero(3);
+  }
+};
+static_assert(Policy<WrongSize, Eigen::VectorXf, DefaultGenerator, Eigen::Vector2d>);  // the size is known at run time
+
+/// The plane without a box: Rollout cannot check the dimension, only finiteness.
+struct Unboxed {
+  using action_type = Eigen::Vector2d;
+  Plane plane;
+  template <class G>
+  Eigen::Vector2f reset(G& gen) {
+    return plane.reset(gen);
+  }
+  template <class G>
+  TimeStep<Eigen::Vector2f> step(const action_type& u, G& gen) {
+    return plane.step(u, gen);
+  }
+};
+static_assert(Pomdp<Unboxed> && !ContinuousActions<Unboxed>);
+
 /// Torques of ±3 from the sign of sin θ's trace: beyond the box, so the pendulum clips them.
 struct Swing {
   template <class G>
@@ -514,15 +538,29 @@ TEST_CASE("Rollout refuses a continuous action that is missing or not finite, an
   const Eigen::Vector2d p0 = rollout.env(0).p, p1 = rollout.env(1).p;
   const DefaultGenerator g0 = rollout.generator(0);
   PushBackBatch forgetful{.skip_last = true};
-  CHECK_THROWS_WITH(rollout.step(forgetful), "Rollout::step: the policy chose no action (NaN) for environment 1");
+  CHECK_THROWS_WITH(rollout.step(forgetful),
+                    "Rollout::step: the policy chose action entry 0 = nan for environment 1 (or wrote none)");
   PushBackBatch infinite{.bad_value = std::numeric_limits<double>::infinity(), .write_bad = true};
   CHECK_THROWS_WITH(rollout.step(infinite), "Rollout::step: the policy chose action entry 1 = inf for environment 1");
   PushBackBatch nan{.bad_value = std::nan(""), .write_bad = true};
   CHECK_THROWS_AS(rollout.step(nan), std::invalid_argument);
+  // A one-at-a-time policy whose action has another size is refused before the action is stored.
+  WrongSize wrong;
+  CHECK_THROWS_WITH(rollout.step(wrong),
+                    "Rollout::step: the policy chose an action of dimension 3 for environment 0, whose actions have "
+                    "dimension 2");
   CHECK(rollout.env(0).p == p0);
   CHECK(rollout.env(1).p == p1);
   CHECK(rollout.generator(0) == g0);
   CHECK(rollout.steps_taken() == 1);
+
+  // Without a box the actions are still marked and checked: NaN where a BatchPolicy wrote nothing.
+  Rollout unboxed(std::vector<Unboxed>(2), std::vector<PlaneTrace>(2, prototype),
+                  std::vector{make_stream(5, 0), make_stream(5, 1)});
+  CHECK_THROWS_WITH(unboxed.step(forgetful),
+                    "Rollout::step: the policy chose action entry 0 = nan for environment 1 (or wrote none)");
+  unboxed.step(good);
+  CHECK(unboxed.steps_taken() == 1);
 }
 
 TEST_CASE("Rollout over the pendulum with a trace: actions clipped by the environment, state checkpointed",

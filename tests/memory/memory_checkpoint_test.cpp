@@ -363,7 +363,7 @@ TEST_CASE("a restored BeliefFilter continues exactly as the saved one", "[checkp
 }
 
 TEST_CASE(
-    "a state of other parameters, without a tensor or with a non-finite or out-of-range value is refused; the "
+    "a state of other parameters, without a tensor or with a non-finite or out-of-range value is refused, and the "
     "memory is unchanged",
     "[checkpoint][errors]") {
   SECTION("MemoryTrace") {

@@ -499,7 +499,7 @@ TEST_CASE("AppendAction over a TraceBank holds each λ's action trace next to it
             .finished());
 }
 
-TEST_CASE("AppendAction over a FrameStack stacks [y; e_u] frames, none = zero at the start",
+TEST_CASE("AppendAction over a FrameStack stacks (y, e_u) frames, none = zero at the start",
           "[memory_vector][append_action][frame_stack]") {
   const std::size_t d = 4, num_actions = 2, m = 3;
   const auto hs = random_multi_hots<2>(8, d, 2, 111);
@@ -526,7 +526,7 @@ TEST_CASE("AppendAction over a FrameStack stacks [y; e_u] frames, none = zero at
   }
 }
 
-TEST_CASE("after clear(), AppendAction's update(u, y) starts a history with [y; e_u]; reset(y) with none",
+TEST_CASE("after clear(), AppendAction's update(u, y) starts a history with (y, e_u), and reset(y) with none",
           "[memory_vector][append_action]") {
   AppendAction<MemoryTrace<>> memory(MemoryTrace<>(0.5, 5, TraceInit::zero), 3, 2);
   const Eigen::Vector3d y(0.25, -1.0, 2.0);

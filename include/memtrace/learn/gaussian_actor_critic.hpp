@@ -45,9 +45,10 @@ template <class A>
 void check_action_type(const char* who, std::size_t k) {
   const auto d = static_cast<Eigen::Index>(k);
   if (A::SizeAtCompileTime != Eigen::Dynamic && A::SizeAtCompileTime != d)
-    invalid(who, ": the actions have dimension ", A::SizeAtCompileTime, ", the policy's ", k);
+    invalid(who, ": actions of dimension ", k, " do not fit the action type, of dimension ", A::SizeAtCompileTime);
   if (A::MaxSizeAtCompileTime != Eigen::Dynamic && A::MaxSizeAtCompileTime < d)
-    invalid(who, ": the actions hold at most ", A::MaxSizeAtCompileTime, " entries, the policy's dimension is ", k);
+    invalid(who, ": actions of dimension ", k, " do not fit the action type, of at most ", A::MaxSizeAtCompileTime,
+            " entries");
 }
 }  // namespace detail
 
@@ -82,11 +83,13 @@ template <class S>
 /// size; of any scalar): a_k = μ_k + σ_k ε_k computed in double with ε_k = standard_normal(gen),
 /// k = 0, 1, … in order, then rounded to the action's scalar. Returns the log-density of the
 /// rounded action (diagonal_gaussian_log_prob), the one a learner recomputes. The mean and the log
-/// standard deviation must be finite and of one size: a diverged network throws std::domain_error.
+/// standard deviation must be finite and of one size: a diverged network throws std::domain_error;
+/// an action type that cannot hold the mean's size throws std::invalid_argument (nothing drawn).
 template <class M, class S, class Out, std::uniform_random_bit_generator G>
 double sample_diagonal_gaussian(const Eigen::MatrixBase<M>& mean, const Eigen::MatrixBase<S>& log_std, G& gen,
                                 Eigen::PlainObjectBase<Out>& action) {
   detail::check_gaussian("sample_diagonal_gaussian", mean, log_std);
+  detail::check_action_type<Out>("sample_diagonal_gaussian", static_cast<std::size_t>(mean.size()));
   action.resize(mean.size());
   using T = typename Out::Scalar;
   for (Eigen::Index k = 0; k < mean.size(); ++k)
@@ -94,6 +97,29 @@ double sample_diagonal_gaussian(const Eigen::MatrixBase<M>& mean, const Eigen::M
                                         std::exp(static_cast<double>(log_std.coeff(k))) * standard_normal(gen));
   return diagonal_gaussian_log_prob(action, mean, log_std);
 }
+
+namespace detail {
+/// What a Gaussian policy of Scalar hands an environment whose actions are of type A: the sample of
+/// sample_diagonal_gaussian (or the mean, greedy) rounded to Scalar and then to A's scalar, so that
+/// `action` (A) and `stored` (Scalar, what a learner keeps) hold the same numbers whichever scalar is
+/// coarser; returns the log-density of that action (0 for the mean: not needed). `column` is the
+/// network's output for one sample, [μ; s].
+template <class Scalar, class Column, class A, std::uniform_random_bit_generator G>
+double gaussian_action(const char* who, const Column& column, bool greedy, G& gen, A& action,
+                       Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& stored) {
+  const auto k = column.size() / 2;
+  const auto mean = column.head(k), log_std = column.tail(k);
+  check_gaussian(who, mean, log_std);
+  check_action_type<A>(who, static_cast<std::size_t>(k));
+  if (greedy)
+    stored = mean;
+  else
+    (void)sample_diagonal_gaussian(mean, log_std, gen, stored);
+  action = stored.template cast<typename A::Scalar>();
+  stored = action.template cast<Scalar>();  // exact: the finer scalar holds the coarser's value
+  return greedy ? 0.0 : diagonal_gaussian_log_prob(stored, mean, log_std);
+}
+}  // namespace detail
 
 /// The actor-critic of continuous PPO (CleanRL's ppo_continuous_action): an actor Mlp
 /// {d, h_1, ..., h_n, k} whose output is the mean μ of a diagonal Gaussian over k-dimensional
@@ -217,7 +243,8 @@ class GaussianActorCritic {
     return s;
   }
   static double checked_log_std(double s) {
-    if (!std::isfinite(s)) detail::invalid("GaussianActorCritic: initial_log_std must be finite, got ", s);
+    if (!std::isfinite(s) || !std::isfinite(static_cast<Scalar>(s)))
+      detail::invalid("GaussianActorCritic: initial_log_std must be finite in the network's scalar, got ", s);
     return s;
   }
   void grow(std::size_t batch) {

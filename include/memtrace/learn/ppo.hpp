@@ -142,7 +142,9 @@ enum class ActionSelection { sample, greedy };
 /// is a BatchPolicy of continuous actions, sampled or the mean).
 template <class Phi, class Scalar = float, class Net = Mlp<Scalar>>
 class PpoPolicy {
-  static constexpr bool gaussian = std::same_as<policy_distribution_t<Net>, DiagonalGaussian>;
+  static constexpr bool gaussian = detail::gaussian_policy<Net>;
+  static_assert(detail::known_policy_distribution<Net>,
+                "PpoPolicy: the network's policy_distribution must be Categorical or DiagonalGaussian");
 
  public:
   /// Acts with `actor` on features normalised by `normalizer` (nullptr: the features as they are),
@@ -152,6 +154,10 @@ class PpoPolicy {
       : actor_(&actor), normalizer_(normalizer), selection_(selection) {
     if (selection != ActionSelection::sample && selection != ActionSelection::greedy)
       detail::invalid("PpoPolicy: selection must be sample or greedy, got ", static_cast<int>(selection));
+    if constexpr (gaussian)
+      if (actor.policy_dim() == 0 || actor.policy_dim() % 2 != 0)
+        detail::invalid("PpoPolicy: a Gaussian policy's output has 2k rows (means, log standard deviations), got ",
+                        actor.policy_dim());
     if (normalizer == nullptr) return;
     if constexpr (detail::ppo_sparse<Phi>)
       detail::invalid("PpoPolicy: a normalizer needs dense features, got MultiHot");
@@ -206,14 +212,8 @@ class PpoPolicy {
     detail::check_network_output("PpoPolicy::act", "policy output", out, num_actions(), features.size());
     for (std::size_t i = 0; i < features.size(); ++i) {
       if constexpr (gaussian) {
-        const auto column = out.col(static_cast<Eigen::Index>(i));
-        const auto k = column.size() / 2;
-        if (selection_ == ActionSelection::greedy) {
-          detail::check_gaussian("PpoPolicy::act", column.head(k), column.tail(k));
-          actions[i] = column.head(k).template cast<typename A::Scalar>();
-        } else {
-          (void)sample_diagonal_gaussian(column.head(k), column.tail(k), gens[i], actions[i]);
-        }
+        (void)detail::gaussian_action("PpoPolicy::act", out.col(static_cast<Eigen::Index>(i)),
+                                      selection_ == ActionSelection::greedy, gens[i], actions[i], sample_);
       } else {
         actions[i] = choose(out.col(static_cast<Eigen::Index>(i)), gens[i]);
       }
@@ -249,6 +249,7 @@ class PpoPolicy {
   const FeatureNormalizer* normalizer_;
   ActionSelection selection_;
   FeatureColumns<Phi, Scalar> inputs_;
+  Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sample_;  // a Gaussian policy's action, in Scalar
 };
 
 namespace detail {
@@ -267,21 +268,25 @@ class Ppo;
 /// then bootstrap(rollout.features()) and agent.update(buffer). Refers to both: keep them alive.
 template <class Phi, class Scalar = float, class Network = ActorCritic<Scalar>>
 class PpoActing {
-  static constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
+  static constexpr bool gaussian = detail::gaussian_policy<Network>;
 
  public:
   PpoActing(Ppo<Phi, Scalar, Network>& agent, PpoBuffer<Phi, Scalar>& buffer) : agent_(&agent), buffer_(&buffer) {}
 
-  /// agent.act(buffer, features, gens, actions): index actions, or continuous ones for a Gaussian policy.
-  template <std::uniform_random_bit_generator G, class A>
-  requires(gaussian ? ContinuousAction<A> : std::same_as<A, Action>) void act(std::span<const Phi> features,
-                                                                              std::span<G> gens, std::span<A> actions) {
+  /// agent.act(buffer, features, gens, actions): index actions (a categorical policy) ...
+  template <std::uniform_random_bit_generator G>
+  void act(std::span<const Phi> features, std::span<G> gens, std::span<Action> actions) requires(!gaussian) {
+    agent_->act(*buffer_, features, gens, actions);
+  }
+  /// ... or continuous ones (a Gaussian policy).
+  template <std::uniform_random_bit_generator G, ContinuousAction A>
+  void act(std::span<const Phi> features, std::span<G> gens, std::span<A> actions) requires gaussian {
     agent_->act(*buffer_, features, gens, actions);
   }
   /// agent.record(buffer, batch).
-  template <class A>
-  requires(gaussian ? ContinuousAction<A> : std::same_as<A, Action>) void operator()(
-      const RolloutBatch<Phi, A>& batch) {
+  void operator()(const RolloutBatch<Phi>& batch) requires(!gaussian) { agent_->record(*buffer_, batch); }
+  template <ContinuousAction A>
+  void operator()(const RolloutBatch<Phi, A>& batch) requires gaussian {
     agent_->record(*buffer_, batch);
   }
   /// agent.bootstrap(buffer, features).
@@ -345,16 +350,16 @@ class Ppo {
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
   static constexpr bool sparse = detail::ppo_sparse<Phi>;
   /// The network's policy is a diagonal Gaussian over continuous actions (its policy_distribution).
-  static constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
-  static_assert(gaussian || std::same_as<policy_distribution_t<Network>, Categorical>,
+  static constexpr bool gaussian = detail::gaussian_policy<Network>;
+  static_assert(detail::known_policy_distribution<Network>,
                 "Ppo: the network's policy_distribution must be Categorical or DiagonalGaussian");
 
   /// An agent for features of dimension input_dim and num_actions actions with the default network
   /// (ActorCritic of options.hidden_sizes), initialised (ActorCritic::initialize_orthogonal) from
   /// Xoshiro256StarStar(seed); for Network = GaussianActorCritic<Scalar>, num_actions is the
   /// dimension of the continuous actions (GaussianActorCritic::initialize_orthogonal, log standard
-  /// deviation 0). Bad options throw std::invalid_argument naming the option and its value, before
-  /// anything is allocated.
+  /// deviation options.initial_log_std). Bad options throw std::invalid_argument naming the option and its value,
+  /// before anything is allocated.
   Ppo(std::size_t input_dim, std::size_t num_actions, PpoOptions options = {},
       std::uint64_t seed = 0) requires(std::same_as<Network, ActorCritic<Scalar>> ||
                                        std::same_as<Network, GaussianActorCritic<Scalar>>)
@@ -410,9 +415,9 @@ class Ppo {
 
   /// act for a Gaussian policy: actions[i] = the sample of sample_diagonal_gaussian from the
   /// network's mean and log standard deviation for features[i] with gens[i] (action_dim()
-  /// standard_normal draws), rounded to Scalar (the buffer keeps it, and the log-density of the
-  /// rounded action), then converted to the actions' type A: unclipped (the environment clips to
-  /// its box). Throws std::invalid_argument also if A cannot hold action_dim() entries.
+  /// standard_normal draws), rounded to Scalar and to A's scalar (so that the buffer keeps, with
+  /// its log-density, exactly the action the environment gets): unclipped (the environment clips
+  /// to its box). Throws std::invalid_argument also if A cannot hold action_dim() entries.
   template <std::uniform_random_bit_generator G, ContinuousAction A>
   void act(PpoBuffer<Phi, Scalar>& buffer, std::span<const Phi> features, std::span<G> gens,
            std::span<A> actions) requires gaussian {
@@ -446,14 +451,12 @@ class Ppo {
     detail::check_network_output("Ppo::act", "policy output", logits, nets_.policy_dim(), n);
     for (std::size_t i = 0; i < n; ++i) {
       if constexpr (gaussian) {
-        const auto column = logits.col(static_cast<Eigen::Index>(i));
-        const auto k = static_cast<Eigen::Index>(action_dim());
-        const double log_prob = sample_diagonal_gaussian(column.head(k), column.tail(k), gens[i], action_);
-        buffer.continuous_actions.col(static_cast<Eigen::Index>(base + i)) =
-            action_;  // record checks the batch took it
+        const double log_prob = detail::gaussian_action("Ppo::act", logits.col(static_cast<Eigen::Index>(i)), false,
+                                                        gens[i], actions[i], action_);
+        // record checks that the batch took this action
+        buffer.continuous_actions.col(static_cast<Eigen::Index>(base + i)) = action_;
         buffer.steps[base + i].action = 0;
         buffer.log_probs[static_cast<Eigen::Index>(base + i)] = static_cast<Scalar>(log_prob);
-        actions[i] = action_.template cast<typename A::Scalar>();
       } else {
         const CategoricalSample s = sample_categorical(logits.col(static_cast<Eigen::Index>(i)), gens[i]);
         actions[i] = s.action;
@@ -949,6 +952,9 @@ class Ppo {
     shape("advantages.size()", static_cast<std::size_t>(buffer.advantages.size()), samples_);
     shape("targets.size()", static_cast<std::size_t>(buffer.targets.size()), samples_);
     shape("bootstrap_values.size()", static_cast<std::size_t>(buffer.bootstrap_values.size()), options_.n_envs);
+    shape("continuous_actions.rows()", static_cast<std::size_t>(buffer.continuous_actions.rows()), action_dim());
+    if (gaussian)
+      shape("continuous_actions.cols()", static_cast<std::size_t>(buffer.continuous_actions.cols()), samples_);
     if (buffer.recorded > buffer.n_steps || (buffer.acted != buffer.recorded && buffer.acted != buffer.recorded + 1))
       detail::invalid(who, ": buffer's fill levels are inconsistent (recorded = ", buffer.recorded,
                       ", acted = ", buffer.acted, "; expected acted = recorded or recorded + 1 <= n_steps + 1)");

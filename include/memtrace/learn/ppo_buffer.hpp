@@ -119,7 +119,9 @@ struct PpoBuffer {
   std::size_t n_envs = 0;
   std::size_t n_steps = 0;
   FeatureColumns<Phi, Scalar> features;  ///< n_envs·n_steps sample columns, then n_envs bootstrap columns
-  std::vector<ActedStep> steps;  ///< per sample: action (an index; 0 for continuous actions), reward, episode end
+  /// per sample: action (an index; 0 for continuous actions), reward (times options.reward_scale:
+  /// what GAE reads), episode end (with the unscaled return)
+  std::vector<ActedStep> steps;
   Matrix continuous_actions;   ///< per sample (a column): the continuous action (k x samples; 0 rows for index actions)
   Vector log_probs;            ///< per sample: log π_old(a|φ) at acting time
   Vector values;               ///< per sample: V(φ) at acting time

@@ -83,13 +83,13 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
                 "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  constexpr bool gaussian = std::same_as<policy_distribution_t<Network>, DiagonalGaussian>;
-  static_assert(gaussian || std::same_as<policy_distribution_t<Network>, Categorical>,
+  constexpr bool gaussian = detail::gaussian_policy<Network>;
+  static_assert(detail::known_policy_distribution<Network>,
                 "ppo_loss: the network's policy_distribution must be Categorical or DiagonalGaussian");
   const std::size_t num_actions = nets.policy_dim();  // categorical: logits; Gaussian: 2 x the action dimension
   const std::size_t b = minibatch.count;
   if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
-  if (b > minibatch.features.size() || b > minibatch.actions.size() ||
+  if (b > minibatch.features.size() || (!gaussian && b > minibatch.actions.size()) ||
       b > static_cast<std::size_t>(
               std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
     detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
@@ -105,6 +105,11 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
       detail::invalid("ppo_loss: minibatch.continuous_actions is ", minibatch.continuous_actions.rows(), " x ",
                       minibatch.continuous_actions.cols(), ", expected ", num_actions / 2, " rows and at least ", b,
                       " columns");
+    for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(b); ++j)
+      for (Eigen::Index r = 0; r < minibatch.continuous_actions.rows(); ++r)
+        if (!std::isfinite(minibatch.continuous_actions(r, j)))
+          detail::invalid("ppo_loss: minibatch.continuous_actions(", r, ", ", j,
+                          ") = ", minibatch.continuous_actions(r, j), ", expected a finite action");
   } else {
     for (std::size_t j = 0; j < b; ++j)
       if (minibatch.actions[j] >= num_actions)

@@ -126,7 +126,8 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
       for (std::size_t i = 0; i < n; ++i) action[i] = steps[i].action;
       put_integers(file, name, {n}, std::move(action));
     } else {
-      const auto d = static_cast<std::size_t>(steps[0].action.size());  // every environment's (Rollout checks it)
+      const auto d =
+          static_cast<std::size_t>(steps[0].action.size());  // every environment's: Rollout's constructor checks it
       std::vector<double> action(n * d);
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t k = 0; k < d; ++k)
@@ -141,16 +142,13 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
       const auto& action = state_integers(file, name, {n});
       for (std::size_t i = 0; i < n; ++i) steps[i].action = static_cast<action_type>(action[i]);
     } else {
-      const Tensor* t = file.find(name);  // if missing or of another shape, state_reals says so
-      const std::size_t d = t != nullptr && t->shape.size() == 2 ? t->shape[1] : 0;
-      if (action_type::SizeAtCompileTime != Eigen::Dynamic &&
-          d != static_cast<std::size_t>(action_type::SizeAtCompileTime))
-        invalid("load_state: ", name, " has actions of dimension ", d, ", expected ", action_type::SizeAtCompileTime);
-      if (action_type::MaxSizeAtCompileTime != Eigen::Dynamic &&
-          d > static_cast<std::size_t>(action_type::MaxSizeAtCompileTime))
-        invalid("load_state: ", name, " has actions of dimension ", d, ", more than ",
-                action_type::MaxSizeAtCompileTime);
+      const Tensor* t = file.find(name);  // state_reals names it if it is missing or of another shape
+      std::size_t d = action_type::SizeAtCompileTime != Eigen::Dynamic
+                          ? static_cast<std::size_t>(action_type::SizeAtCompileTime)
+                          : 0;
+      if (t != nullptr && t->shape.size() == 2) d = t->shape[1];
       const auto& action = state_reals(file, name, {n, d});
+      check_action_type<action_type>(("load_state: " + name).c_str(), d);
       for (std::size_t i = 0; i < n; ++i) {
         steps[i].action.resize(static_cast<Eigen::Index>(d));
         for (std::size_t k = 0; k < d; ++k)

@@ -65,8 +65,13 @@ class Rollout {
         if (static_cast<std::size_t>(memories_[i].num_actions()) != static_cast<std::size_t>(envs_[i].num_actions()))
           detail::invalid("Rollout: memories[", i, "] remembers ", memories_[i].num_actions(), " actions but envs[", i,
                           "] has ", envs_[i].num_actions());
+    if constexpr (ContinuousActions<Env, G>)
+      for (std::size_t i = 1; i < envs_.size(); ++i)
+        if (envs_[i].action_low().size() != envs_[0].action_low().size())
+          detail::invalid("Rollout: envs[", i, "] has actions of dimension ", envs_[i].action_low().size(),
+                          ", envs[0] ", envs_[0].action_low().size(), ": one policy acts for all of them");
     steps_.resize(envs_.size());
-    actions_.resize(envs_.size());
+    actions_.resize(envs_.size(), step_type{}.action);  // never uninitialised memory
     saved_gens_.reserve(gens_.size());
   }
 
@@ -105,7 +110,15 @@ class Rollout {
                     "Rollout::step: the policy needs act(features, gen) -> an action of the environment's type "
                     "action_t<Env> (an integral index for index actions: Policy) or act(span<const features>, "
                     "span<G>, span<action_t<Env>>) (BatchPolicy)");
-      for (std::size_t i = 0; i < n; ++i) actions_[i] = static_cast<action_type>(policy.act(features_[i], gens_[i]));
+      for (std::size_t i = 0; i < n; ++i) {
+        if constexpr (continuous_actions) {
+          auto&& u = policy.act(features_[i], gens_[i]);
+          check_dimension(i, u.size());  // before the assignment, which could not hold another size
+          actions_[i] = u;
+        } else {
+          actions_[i] = static_cast<action_type>(policy.act(features_[i], gens_[i]));
+        }
+      }
     }
     check_actions();  // before any environment moves
     try {
@@ -194,48 +207,76 @@ class Rollout {
   friend struct detail::CheckpointState;  // loop/checkpoint.hpp
 
   static constexpr bool index_actions = std::unsigned_integral<action_type>;
-  static constexpr Action no_action = static_cast<Action>(-1);
+  static constexpr bool continuous_actions = ContinuousAction<action_type>;
+  static constexpr action_type no_action_index() noexcept {
+    if constexpr (index_actions)
+      return std::numeric_limits<action_type>::max();
+    else
+      return action_type{};
+  }
 
-  /// Fills the actions with what no policy chooses (an index out of range, NaN), so that a
-  /// BatchPolicy that writes nothing is caught.
+  /// Refuses a step before any environment moves: the generators are restored, so the refused
+  /// step changes nothing.
+  template <class... Parts>
+  [[noreturn]] void refuse(const Parts&... parts) {
+    std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
+    detail::invalid("Rollout::step: ", parts...);
+  }
+
+  /// The dimension of environment i's continuous actions: its box's, else what the action type
+  /// holds (a fixed size), else 0 (unknown: any size is taken).
+  Eigen::Index action_dimension([[maybe_unused]] std::size_t i) const {
+    if constexpr (ContinuousActions<Env, G>)
+      return envs_[i].action_low().size();
+    else if constexpr (action_type::SizeAtCompileTime != Eigen::Dynamic)
+      return action_type::SizeAtCompileTime;
+    else
+      return 0;
+  }
+
+  /// Refuses a continuous action of `size` entries for environment i if the environment's box or
+  /// the action type cannot hold it.
+  void check_dimension(std::size_t i, Eigen::Index size) {
+    const Eigen::Index dim = action_dimension(i);
+    const bool too_large =
+        action_type::MaxSizeAtCompileTime != Eigen::Dynamic && size > action_type::MaxSizeAtCompileTime;
+    if ((dim != 0 && size != dim) || too_large)
+      refuse("the policy chose an action of dimension ", size, " for environment ", i,
+             ", whose actions have dimension ",
+             dim != 0 ? dim : static_cast<Eigen::Index>(action_type::MaxSizeAtCompileTime));
+  }
+
+  /// Fills the actions with what no policy chooses (the largest index, NaN), so that a BatchPolicy
+  /// that writes nothing is caught.
   void mark_unchosen() {
     if constexpr (index_actions) {
-      std::fill(actions_.begin(), actions_.end(), no_action);
-    } else if constexpr (ContinuousActions<Env, G>) {
+      std::fill(actions_.begin(), actions_.end(), no_action_index());
+    } else if constexpr (continuous_actions) {
       for (std::size_t i = 0; i < actions_.size(); ++i) {
-        actions_[i] = envs_[i].action_low();  // the dimension of the environment's actions
+        if (const Eigen::Index dim = action_dimension(i); dim != 0) actions_[i].resize(dim);
         actions_[i].setConstant(std::numeric_limits<typename action_type::Scalar>::quiet_NaN());
       }
     }
   }
 
-  /// Refuses an index out of range, a continuous action of another dimension than the environment's
-  /// box or with a non-finite entry, restoring the generators: the refused step changes nothing.
+  /// Refuses an index out of range, and a continuous action of another dimension than the
+  /// environment's or with a non-finite entry (NaN also where a BatchPolicy wrote nothing).
   void check_actions() {
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       if constexpr (index_actions) {
         if (actions_[i] >= static_cast<std::size_t>(envs_[i].num_actions())) {
-          const Action u = actions_[i];
-          std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
-          if (u == no_action) detail::invalid("Rollout::step: the policy chose no action for environment ", i);
-          detail::invalid("Rollout::step: the policy chose action ", u, " for environment ", i, ", which has ",
-                          envs_[i].num_actions(), " actions");
+          if (actions_[i] == no_action_index()) refuse("the policy chose no action for environment ", i);
+          refuse("the policy chose action ", actions_[i], " for environment ", i, ", which has ",
+                 envs_[i].num_actions(), " actions");
         }
-      } else if constexpr (ContinuousActions<Env, G>) {
+      } else if constexpr (continuous_actions) {
         const action_type& u = actions_[i];
-        const auto dim = envs_[i].action_low().size();
-        if (u.size() != dim) {
-          std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
-          detail::invalid("Rollout::step: the policy chose an action of dimension ", u.size(), " for environment ", i,
-                          ", whose actions have dimension ", dim);
-        }
-        for (Eigen::Index k = 0; k < dim; ++k)
-          if (!std::isfinite(u[k])) {
-            std::copy(saved_gens_.begin(), saved_gens_.end(), gens_.begin());
-            if (std::isnan(u[k]))
-              detail::invalid("Rollout::step: the policy chose no action (NaN) for environment ", i);
-            detail::invalid("Rollout::step: the policy chose action entry ", k, " = ", u[k], " for environment ", i);
-          }
+        if (u.size() == 0) refuse("the policy chose no action for environment ", i);
+        check_dimension(i, u.size());
+        for (Eigen::Index k = 0; k < u.size(); ++k)
+          if (!std::isfinite(u[k]))
+            refuse("the policy chose action entry ", k, " = ", u[k], " for environment ", i,
+                   std::isnan(u[k]) ? " (or wrote none)" : "");
       }
     }
   }
