@@ -113,8 +113,8 @@ class ActorCritic {
   /// Networks for input dimension input_dim >= 1 and num_actions >= 1 actions, parameters zero
   /// until initialize_orthogonal.
   ActorCritic(std::size_t input_dim, std::size_t num_actions, std::span<const std::size_t> hidden_sizes)
-      : actor_(sizes("ActorCritic", input_dim, hidden_sizes, num_actions)),
-        critic_(sizes("ActorCritic", input_dim, hidden_sizes, 1)) {}
+      : actor_(detail::head_sizes("ActorCritic", input_dim, hidden_sizes, num_actions, "num_actions")),
+        critic_(detail::head_sizes("ActorCritic", input_dim, hidden_sizes, 1, "num_actions")) {}
   ActorCritic(std::size_t input_dim, std::size_t num_actions,
               std::initializer_list<std::size_t> hidden_sizes = {64, 64})
       : ActorCritic(input_dim, num_actions, std::span(hidden_sizes.begin(), hidden_sizes.size())) {}
@@ -184,20 +184,6 @@ class ActorCritic {
   }
 
  private:
-  static std::vector<std::size_t> sizes(const char* who, std::size_t input_dim, std::span<const std::size_t> hidden,
-                                        std::size_t out) {
-    if (input_dim == 0) detail::invalid(who, ": input_dim must be at least 1, got 0");
-    if (out == 0) detail::invalid(who, ": num_actions must be at least 1, got 0");
-    for (std::size_t l = 0; l < hidden.size(); ++l)
-      if (hidden[l] == 0) detail::invalid(who, ": hidden_sizes[", l, "] must be at least 1, got 0");
-    std::vector<std::size_t> s;
-    s.reserve(hidden.size() + 2);
-    s.push_back(input_dim);
-    s.insert(s.end(), hidden.begin(), hidden.end());
-    s.push_back(out);
-    return s;
-  }
-
   template <class Map>
   static auto block(Map map) noexcept {
     return std::span(map.data(), static_cast<std::size_t>(map.size()));

@@ -141,8 +141,8 @@ class GaussianActorCritic {
   /// zero until initialize_orthogonal; the log standard deviation initial_log_std (finite).
   GaussianActorCritic(std::size_t input_dim, std::size_t action_dim, std::span<const std::size_t> hidden_sizes,
                       double initial_log_std = 0.0)
-      : actor_(sizes(input_dim, hidden_sizes, action_dim)),
-        critic_(sizes(input_dim, hidden_sizes, 1)),
+      : actor_(detail::head_sizes("GaussianActorCritic", input_dim, hidden_sizes, action_dim, "action_dim")),
+        critic_(detail::head_sizes("GaussianActorCritic", input_dim, hidden_sizes, 1, "action_dim")),
         initial_log_std_(checked_log_std(initial_log_std)),
         log_std_(Vector::Constant(static_cast<Eigen::Index>(action_dim), static_cast<Scalar>(initial_log_std))),
         log_std_gradient_(Vector::Zero(static_cast<Eigen::Index>(action_dim))) {}
@@ -229,19 +229,6 @@ class GaussianActorCritic {
   }
 
  private:
-  static std::vector<std::size_t> sizes(std::size_t input_dim, std::span<const std::size_t> hidden, std::size_t out) {
-    constexpr const char* who = "GaussianActorCritic";
-    if (input_dim == 0) detail::invalid(who, ": input_dim must be at least 1, got 0");
-    if (out == 0) detail::invalid(who, ": action_dim must be at least 1, got 0");
-    for (std::size_t l = 0; l < hidden.size(); ++l)
-      if (hidden[l] == 0) detail::invalid(who, ": hidden_sizes[", l, "] must be at least 1, got 0");
-    std::vector<std::size_t> s;
-    s.reserve(hidden.size() + 2);
-    s.push_back(input_dim);
-    s.insert(s.end(), hidden.begin(), hidden.end());
-    s.push_back(out);
-    return s;
-  }
   static double checked_log_std(double s) {
     if (!std::isfinite(s) || !std::isfinite(static_cast<Scalar>(s)))
       detail::invalid("GaussianActorCritic: initial_log_std must be finite in the network's scalar, got ", s);

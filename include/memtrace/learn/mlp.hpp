@@ -48,6 +48,22 @@ inline std::string list_sizes(std::span<const std::size_t> sizes) {
   return out.str();
 }
 
+/// The layer sizes {input_dim, hidden..., out} of an actor or a critic MLP, checked for the network
+/// `who` (its output named `out_name` in the message: num_actions, action_dim).
+[[nodiscard]] inline std::vector<std::size_t> head_sizes(const char* who, std::size_t input_dim,
+                                                         std::span<const std::size_t> hidden, std::size_t out,
+                                                         const char* out_name) {
+  if (input_dim == 0) invalid(who, ": input_dim must be at least 1, got 0");
+  if (out == 0) invalid(who, ": ", out_name, " must be at least 1, got 0");
+  for (std::size_t l = 0; l < hidden.size(); ++l)
+    if (hidden[l] == 0) invalid(who, ": hidden_sizes[", l, "] must be at least 1, got 0");
+  std::vector<std::size_t> s;
+  s.reserve(hidden.size() + 2);
+  s.push_back(input_dim);
+  s.insert(s.end(), hidden.begin(), hidden.end());
+  s.push_back(out);
+  return s;
+}
 }  // namespace detail
 
 /// A multilayer perceptron x -> W_L tanh(... tanh(W_1 x + b_1) ...) + b_L with layer sizes
