@@ -4,6 +4,8 @@
 #include <memtrace/features.hpp>
 #include <memtrace/random.hpp>
 
+namespace features_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_CASE("MultiHot is built from distinct indices within its capacity, and its 
   CHECK(dot(w, MultiHot<>{3}) == 0.5f);
   CHECK(dot(w, OneHot{0}) == 0.5f);
 }
+
+}  // namespace features_test

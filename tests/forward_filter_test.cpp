@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace forward_filter_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -136,3 +138,5 @@ TEST_CASE("non_terminal_value weighs the non-terminal states only", "[forward_fi
   CHECK(all.probability == Approx(1.0));
   CHECK(all.value == Approx(26.75));
 }
+
+}  // namespace forward_filter_test

@@ -10,6 +10,8 @@
 #include <set>
 #include <vector>
 
+namespace random_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 TEST_CASE("SplitMix64 and xoshiro256** reproduce their reference vectors", "[random]") {
@@ -234,3 +236,5 @@ TEST_CASE("bad arguments to the samplers throw with the value named", "[random][
   CHECK_THROWS_WITH(bernoulli(g, std::nan("")), Catch::Contains("bernoulli: p must be in [0, 1], got nan"));
   CHECK_THROWS_WITH(Xoshiro256StarStar::from_state({0, 0, 0, 0}), Catch::Contains("must not be all zero"));
 }
+
+}  // namespace random_test

@@ -16,6 +16,8 @@
 
 #include "temp_dir.hpp"
 
+namespace safetensors_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -231,3 +233,5 @@ TEST_CASE("JSON u-escapes (backslash u) decode to UTF-8, surrogate pairs include
   const std::string header = R"({"\u00e9\ud83d\ude00\/":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   CHECK(parse_safetensors(one_tensor(header)).tensors[0].name == "é😀/");
 }
+
+}  // namespace safetensors_test

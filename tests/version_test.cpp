@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+namespace version_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 TEST_CASE("The version macros, the constexpr version and CMake's project version agree", "[version]") {
   STATIC_REQUIRE(memtrace::version ==
                  memtrace::Version{MEMTRACE_VERSION_MAJOR, MEMTRACE_VERSION_MINOR, MEMTRACE_VERSION_PATCH});
@@ -16,3 +18,5 @@ TEST_CASE("The version macros, the constexpr version and CMake's project version
         expected);  // Catch2 2 prints string_view only if its main was built for it
   CHECK(std::string(MEMTRACE_VERSION_STRING) == MEMTRACE_CMAKE_PROJECT_VERSION);  // CMake read version.hpp
 }
+
+}  // namespace version_test

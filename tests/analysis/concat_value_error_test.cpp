@@ -20,6 +20,8 @@
 #include <memtrace/memory/window.hpp>
 #include <vector>
 
+namespace concat_value_error_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -124,3 +126,5 @@ TEST_CASE("Concat analysis refuses bad input with a clear message", "[concat_ve]
                     "concat_value_error: weights must have 4 entries, got 3");
   CHECK_THROWS_WITH(concat_moments(process, 40000), Catch::Contains("exceed 65536"));
 }
+
+}  // namespace concat_value_error_test

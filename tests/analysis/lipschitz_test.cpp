@@ -19,6 +19,8 @@
 
 #include "env_test_support.hpp"
 
+namespace lipschitz_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -318,3 +320,5 @@ TEST_CASE("labelled_histories of a one-observation model: any length, no recursi
                     Contains("labelled_histories: m = 300000 exceeds max_histories = 65536"));
   CHECK_THROWS_WITH(minimal_lipschitz_constant(one, 0.5, m, 0.5), Contains("labelled_histories: m = 300000 exceeds"));
 }
+
+}  // namespace lipschitz_test

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace markov_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -146,3 +148,5 @@ TEST_CASE("Episodic models: no bootstrap past a terminal state, the restart chai
     CHECK(tmaze.stationary()[static_cast<Eigen::Index>(m.terminal_state())] == Approx(1.0 / (k + 1)));
   }
 }
+
+}  // namespace markov_test

@@ -11,6 +11,8 @@
 #include <numbers>
 #include <vector>
 
+namespace metric_entropy_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -206,3 +208,5 @@ TEST_CASE("bad entropy arguments throw with the argument and the value named", "
   REQUIRE_THROWS_WITH(hoeffding_bound(0.1, 1.0, 0.1, 0.0, 0.05, 10),
                       Contains("value_range must be positive and finite, got 0"));
 }
+
+}  // namespace metric_entropy_test

@@ -17,6 +17,8 @@
 
 #include "env_test_support.hpp"
 
+namespace tmaze_complexity_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -236,3 +238,5 @@ TEST_CASE("episode_histories keeps to a budget of stored observations", "[tmaze]
                     Catch::Contains("episode_histories: the histories of length <= max_length = 1099511627776 hold "
                                     "more than max_observations = 5000 observations (reached at length 100)"));
 }
+
+}  // namespace tmaze_complexity_test

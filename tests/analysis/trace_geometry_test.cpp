@@ -12,6 +12,8 @@
 #include <set>
 #include <vector>
 
+namespace trace_geometry_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -233,3 +235,5 @@ TEST_CASE("bad geometry arguments throw with the value named", "[geometry][error
   CHECK_THROWS_WITH(trace_set(0.5, 11, 8),
                     "trace_set: |Y|^(m+1) with |Y| = 11 and m = 8 entries exceed max_entries = 67108864");
 }
+
+}  // namespace trace_geometry_test

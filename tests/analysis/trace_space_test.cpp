@@ -12,6 +12,8 @@
 #include <set>
 #include <vector>
 
+namespace trace_space_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -296,3 +298,5 @@ TEST_CASE("trace space refuses bad input with the argument and its value", "[tra
                       Contains("lambda = 0.5, |Y| = 3 and m = 11 (for epsilon_min = 0.002) has 3^11 points, more "
                                "than max_points = 100000"));
 }
+
+}  // namespace trace_space_test

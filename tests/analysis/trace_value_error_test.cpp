@@ -21,6 +21,8 @@
 #include <memtrace/memory/memory_trace.hpp>
 #include <vector>
 
+namespace trace_value_error_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -226,3 +228,5 @@ TEST_CASE("Trace analysis refuses bad input with a clear message", "[trace_ve]")
   CHECK_THROWS_WITH(trace_moments(process, std::nextafter(1.0, 2.0)),
                     "trace_moments: lambda must be in [0, 1), got 1.0000000000000002");
 }
+
+}  // namespace trace_value_error_test

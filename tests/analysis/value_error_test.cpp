@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+namespace value_error_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -113,3 +115,5 @@ TEST_CASE("Refusals name the entry point the caller called, not the function beh
   CHECK(value_error(w, table.head(static_cast<Eigen::Index>(num_weights(w)))) ==
         window_value_error(w, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(num_weights(w)))));
 }
+
+}  // namespace value_error_test

@@ -28,6 +28,8 @@
 #include <memtrace/memory/window.hpp>
 #include <vector>
 
+namespace window_value_error_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -410,3 +412,5 @@ TEST_CASE("Windows of a one-observation model: any length, no recursion, the dep
                                     "with |X| = 2 and |Y| = 1, 2000, more than max_table_size = 1500"));
   CHECK_THROWS_WITH(window_td_fixed_point(process, 1000, 1500), Catch::Contains("window_td_fixed_point: the pass"));
 }
+
+}  // namespace window_value_error_test

@@ -32,6 +32,8 @@
 
 #include "env_test_support.hpp"
 
+namespace env_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -514,3 +516,5 @@ TEST_CASE("a restored Pendulum continues exactly as the saved one", "[env][check
   CHECK_FALSE(b.running());
   CHECK_THROWS_AS(b.step(Pendulum::action_type::Constant(0.0), g), std::logic_error);
 }
+
+}  // namespace env_checkpoint_test

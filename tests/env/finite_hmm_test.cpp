@@ -15,6 +15,8 @@
 
 #include "env_test_support.hpp"
 
+namespace finite_hmm_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -301,3 +303,5 @@ TEST_CASE("FinitePomdp refuses malformed models and actions", "[env][finite_pomd
   pomdp.reset(g);
   CHECK_THAT(error_of([&] { pomdp.step(2, g); }), Contains("FinitePomdp::step: action must be in [0, 2), got 2"));
 }
+
+}  // namespace finite_hmm_test

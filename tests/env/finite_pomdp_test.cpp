@@ -25,6 +25,8 @@
 
 #include "env_test_support.hpp"
 
+namespace finite_pomdp_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -636,3 +638,5 @@ TEST_CASE("the belief update uses the emission of the action taken", "[env][fini
     CHECK((b - expected / expected.sum()).cwiseAbs().maxCoeff() < 1e-14);
   }
 }
+
+}  // namespace finite_pomdp_test

@@ -22,6 +22,8 @@
 
 #include "env_test_support.hpp"
 
+namespace minigrid_tmaze_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -636,3 +638,5 @@ TEST_CASE("bad constructor arguments, actions and layouts are refused with messa
              Contains("MinigridTMaze::reset: sides must be 0 or 1, got 2"));
   CHECK((env.row() == row && env.col() == col && env.steps() == steps));  // a refused reset changes nothing
 }
+
+}  // namespace minigrid_tmaze_test

@@ -13,6 +13,8 @@
 
 #include "env_test_support.hpp"
 
+namespace noisy_random_walk_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -196,3 +198,5 @@ TEST_CASE("the random walk gives a pinned trajectory for a pinned seed", "[env][
       1, 132, 0, 70,  7, 138, 6, 228, 2, 264, 1, 196, 1, 177, 2, 182, 1,  95,  0, 41,  0, 25,  0, 500, -1, 4,   402};
   CHECK(trajectory == pinned);
 }
+
+}  // namespace noisy_random_walk_test

@@ -12,6 +12,8 @@
 #include "memtrace/concepts.hpp"
 #include "memtrace/random.hpp"
 
+namespace pendulum_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using memtrace::Pendulum;
 using memtrace::PendulumOptions;
 
@@ -197,3 +199,5 @@ TEST_CASE("Pendulum: bad input is refused, naming the function, and changes noth
   CHECK(env.action_low()[0] == -2.0);
   CHECK(env.action_high()[0] == 2.0);
 }
+
+}  // namespace pendulum_test

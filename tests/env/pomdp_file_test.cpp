@@ -19,6 +19,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+namespace pomdp_file_test {  // a namespace of its own: the folder's tests are compiled as one file
 #endif
 
 using namespace memtrace;
@@ -541,3 +543,5 @@ TEST_CASE("the reader's peak memory stays within its budget: no table is copied"
   CHECK(peak < table_kib * 3 / 2);
 }
 #endif
+
+}  // namespace pomdp_file_test

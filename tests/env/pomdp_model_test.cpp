@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace pomdp_model_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -231,3 +233,5 @@ TEST_CASE("models from user matrices: rows within the tolerance are renormalised
   CHECK_THROWS_WITH(FinitePomdp(transitions, o, initial, {SparseMatrix(3, 3), SparseMatrix(3, 3)}, {}, 1e-3),
                     Contains("transition(1) row 0 sums to"));
 }
+
+}  // namespace pomdp_model_test

@@ -13,6 +13,8 @@
 
 #include "env_test_support.hpp"
 
+namespace tmaze_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -270,3 +272,5 @@ TEST_CASE("the navigation T-maze refuses bad input", "[env][tmaze]") {
   CHECK_THAT(error_of([] { (void)TMazeNavigation(std::size_t{1} << 40, 100).model(); }),
              Contains("TMazeNavigation::model: the emission matrix") && Contains("refused before allocating"));
 }
+
+}  // namespace tmaze_test

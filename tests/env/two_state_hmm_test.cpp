@@ -12,6 +12,8 @@
 
 #include "env_test_support.hpp"
 
+namespace two_state_hmm_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 
@@ -68,3 +70,5 @@ TEST_CASE("the two-state HMM gives a pinned trajectory for a pinned seed", "[env
                                         0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
   CHECK(trajectory == pinned);
 }
+
+}  // namespace two_state_hmm_test

@@ -7,6 +7,8 @@
 
 #include "temp_dir.hpp"
 
+namespace provenance_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 namespace {
 
 /// A fresh results folder, removed at the end of the test.
@@ -63,3 +65,5 @@ TEST_CASE("record_provenance refuses a folder of another memtrace version unless
   CHECK(memtrace::provenance_versions(dir.path()) ==
         std::vector<std::string>{"0.0.1", std::string(memtrace::version_string)});
 }
+
+}  // namespace provenance_test

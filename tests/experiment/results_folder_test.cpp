@@ -12,6 +12,8 @@
 
 #include "temp_dir.hpp"
 
+namespace results_folder_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 namespace fs = std::filesystem;
 
@@ -248,3 +250,5 @@ TEST_CASE(
   CHECK(read_csv(out / "curves.csv").rows.size() == 2 * num_runs);
   CHECK(read_csv(out / "runs.csv").rows.empty());
 }
+
+}  // namespace results_folder_test

@@ -19,6 +19,8 @@
 #include <vector>
 #include "temp_dir.hpp"
 
+namespace results_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -297,3 +299,5 @@ TEST_CASE("the deprecated BasicResultsCsv names ResultsCsv", "[results]") {
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+
+}  // namespace results_test

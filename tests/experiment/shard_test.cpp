@@ -15,6 +15,8 @@
 
 #include "temp_dir.hpp"
 
+namespace shard_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 namespace fs = std::filesystem;
 
@@ -371,3 +373,5 @@ TEST_CASE("two processes starting different experiments on one new folder: exact
   const auto same = race_on_folder(tmp / "same", {description, description}, {Shard{}, Shard{}});
   CHECK(same == std::vector<int>{0, 0});
 }
+
+}  // namespace shard_test

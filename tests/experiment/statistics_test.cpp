@@ -7,6 +7,8 @@
 #include <numbers>
 #include <vector>
 
+namespace statistics_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -104,3 +106,5 @@ TEST_CASE("summarize refuses bad arguments and propagates NaN", "[statistics]") 
   const std::vector<double> diverged{1.0, std::numeric_limits<double>::quiet_NaN(), 2.0};
   CHECK(std::isnan(summarize(diverged).mean));
 }
+
+}  // namespace statistics_test

@@ -29,6 +29,8 @@
 #include <vector>
 #include "temp_dir.hpp"
 
+namespace sweep_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -312,3 +314,5 @@ TEST_CASE("a sweep killed midway resumes without recomputing or duplicating runs
   for (std::size_t i = 0; i < runs; ++i)
     CHECK(std::bit_cast<std::uint64_t>(values.at(i)) == std::bit_cast<std::uint64_t>(fresh[i]));
 }
+
+}  // namespace sweep_test

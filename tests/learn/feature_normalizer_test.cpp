@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace feature_normalizer_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 namespace {
 
 using memtrace::FeatureNormalizer;
@@ -279,3 +281,5 @@ TEST_CASE("bad input is refused naming the function, the argument and the value,
   CHECK_FALSE(norm == FeatureNormalizer(3));  // another dim: unequal, not an error
   CHECK_FALSE(FeatureNormalizer() == norm);
 }
+
+}  // namespace feature_normalizer_test

@@ -18,6 +18,8 @@
 #include "cue_task.hpp"
 #include "relu_actor_critic.hpp"
 
+namespace ppo_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -190,3 +192,5 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
                         ppo_checkpoint_format),
                     "checkpoint_bytes: the metadata key \"checksum\" is the checkpoint's own");
 }
+
+}  // namespace ppo_checkpoint_test

@@ -19,6 +19,8 @@
 #include "loss_gradient_check.hpp"
 #include "temp_dir.hpp"
 
+namespace ppo_gaussian_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 static_assert(ActorCriticNetwork<GaussianActorCritic<float>, Eigen::VectorXf>);
@@ -378,3 +380,5 @@ TEST_CASE("a double agent acting in float actions keeps exactly the action the e
   acting.bootstrap(rollout.features());
   CHECK(std::isfinite(agent.update(buffer).loss));
 }
+
+}  // namespace ppo_gaussian_test

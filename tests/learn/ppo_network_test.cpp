@@ -16,6 +16,8 @@
 #include "loss_gradient_check.hpp"
 #include "relu_actor_critic.hpp"
 
+namespace ppo_network_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -118,3 +120,5 @@ TEST_CASE("a network whose gradient blocks are not its parameter blocks is refus
   CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double, Mismatched>(net)),
                     "Ppo (the network): gradients' block 0 has 3 entries, expected the parameters' 31");
 }
+
+}  // namespace ppo_network_test

@@ -17,6 +17,8 @@
 
 #include "temp_dir.hpp"
 
+namespace ppo_weights_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -161,3 +163,5 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   CHECK(agent.actor().parameters() == before);
   CHECK(agent.normalizer() == FeatureNormalizer(6));
 }
+
+}  // namespace ppo_weights_test

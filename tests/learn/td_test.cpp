@@ -28,6 +28,8 @@
 
 #include "env_test_support.hpp"
 
+namespace td_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -407,3 +409,5 @@ TEST_CASE("a non-finite reward or feature is refused before it poisons any weigh
   CHECK(fused.weights() == fused_w);
   CHECK(fused.trace() == fused_z);
 }
+
+}  // namespace td_test

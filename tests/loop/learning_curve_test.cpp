@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+namespace learning_curve_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -168,3 +170,5 @@ TEST_CASE("a learning curve refuses bad options and steps that go back, changing
   CHECK(curve.episodes_ended() == before.episodes_ended());
   CHECK(curve.recent_success_rate() == before.recent_success_rate());
 }
+
+}  // namespace learning_curve_test

@@ -21,20 +21,23 @@
 #include "../learn/cue_task.hpp"
 #include "../temp_dir.hpp"
 
-using namespace memtrace;
-
 namespace test_tasks {
 // The tests' cue task (tests/learn/cue_task.hpp), made checkpointable by two functions in its namespace.
-void save_state(TensorFile& file, const std::string& prefix, const Cue& env) {
-  file.tensors.push_back({prefix + "t_and_cue", TensorDtype::u64, {2}, {}, {env.t, env.cue}});
+inline void save_state(memtrace::TensorFile& file, const std::string& prefix, const Cue& env) {
+  file.tensors.push_back({prefix + "t_and_cue", memtrace::TensorDtype::u64, {2}, {}, {env.t, env.cue}});
 }
-void load_state(const TensorFile& file, const std::string& prefix, Cue& env) {
-  const Tensor& t = detail::expected_tensor("load_state", file, prefix + "t_and_cue", TensorDtype::u64, {2});
+inline void load_state(const memtrace::TensorFile& file, const std::string& prefix, Cue& env) {
+  const memtrace::Tensor& t =
+      memtrace::detail::expected_tensor("load_state", file, prefix + "t_and_cue", memtrace::TensorDtype::u64, {2});
   if (t.integers[0] > 6 || t.integers[1] > 1) throw std::invalid_argument("load_state: " + prefix + ": out of range");
   env.t = t.integers[0];
   env.cue = t.integers[1];
 }
 }  // namespace test_tasks
+
+namespace ppo_run_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
+
+using namespace memtrace;
 
 static_assert(Checkpointable<test_tasks::Cue>);
 static_assert(Checkpointable<MinigridTMaze>);
@@ -182,3 +185,5 @@ TEST_CASE("a run's checkpoint is refused whole: nothing of the agent, the rollou
       load_ppo_run(dir / "run.ckpt", wider.agent, two),
       "load_state: rollout.size: the state was saved from a Rollout with 4 environments; this one has 2 environments");
 }
+
+}  // namespace ppo_run_checkpoint_test

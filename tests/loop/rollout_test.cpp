@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <vector>
 
+namespace rollout_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -591,3 +593,5 @@ TEST_CASE("Rollout over the pendulum with a trace: actions clipped by the enviro
   }
   CHECK(a.env(0).angle() == b.env(0).angle());
 }
+
+}  // namespace rollout_test

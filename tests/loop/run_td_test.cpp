@@ -24,6 +24,8 @@
 
 #include "env_test_support.hpp"
 
+namespace run_td_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -254,3 +256,5 @@ TEST_CASE("a non-finite reward is refused by the loops before it poisons any wei
     CHECK(fused.weights().isZero());
   }
 }
+
+}  // namespace run_td_test

@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+namespace memory_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -548,3 +550,5 @@ TEST_CASE("a MemoryTrace's state is that of a TraceBank of its one λ, and conti
     REQUIRE(same(a.features(), b.features()));
   }
 }
+
+}  // namespace memory_checkpoint_test

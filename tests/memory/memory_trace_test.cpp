@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace memory_trace_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -254,3 +256,5 @@ TEST_CASE("bad trace arguments throw with the value named and leave the trace un
   CHECK_THROWS_WITH(WithActions<MemoryTrace<>>(MemoryTrace<>(0.5, 3), 3, 0),
                     "WithActions: num_actions must be at least 1, got 0");
 }
+
+}  // namespace memory_trace_test

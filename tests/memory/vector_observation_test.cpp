@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace vector_observation_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 using Grid = MultiHot<9>;  // the T-maze's 3 x 3 view: 9 active entries of 45
@@ -699,3 +701,5 @@ TEST_CASE("refused vector observations name the function, the argument and the v
     CHECK(memory.features() == reference.features());
   }
 }
+
+}  // namespace vector_observation_test

@@ -9,6 +9,8 @@
 #include <memtrace/random.hpp>
 #include <vector>
 
+namespace window_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -216,3 +218,5 @@ TEST_CASE("bad window arguments throw with the value named", "[window][errors]")
   // The ring of a window is refused like its table: a window over one observation and 2^40 steps.
   CHECK_THROWS_WITH(Window<>(std::size_t{1} << 40, 1), "Window: m = 1099511627776 exceeds max_table_size = 268435456");
 }
+
+}  // namespace window_test
