@@ -25,6 +25,8 @@
 #include <span>
 #include <vector>
 
+namespace mlp_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -524,3 +526,5 @@ TEST_CASE("bad input is refused with the function, the argument and the value na
     CHECK_THROWS_WITH(LinearSchedule(-1.0, 10), "LinearSchedule: initial must be finite and >= 0, got -1");
   }
 }
+
+}  // namespace mlp_test

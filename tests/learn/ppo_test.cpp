@@ -73,6 +73,8 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
+namespace ppo_test {  // a namespace of its own: the folder's tests are compiled as one file
+
 using namespace memtrace;
 
 namespace {
@@ -1564,3 +1566,5 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
       generalized_advantages<double>({0.9, 0.9, TruncationMode::textbook}, 2, steps, v, boot, {}, out, out),
       Catch::Contains("generalized_advantages: final_values has 0 entries, expected 4"));
 }
+
+}  // namespace ppo_test
