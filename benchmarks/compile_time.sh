@@ -31,10 +31,14 @@ while [ $# -gt 0 ]; do
     --repeats) repeats="$2"; shift 2 ;;
     --all) all=1; shift ;;
     --check) check=1; shift ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compile_time.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+if [ "$programs" -eq 1 ] && { [ "$all" -eq 1 ] || [ "$check" -eq 1 ]; }; then
+  echo "compile_time.sh: --all and --check measure headers; --programs measures programs (see --help)" >&2
+  exit 2
+fi
 case "$repeats" in '' | *[!0-9]* | 0) echo "compile_time.sh: --repeats must be a positive integer, got '$repeats'" >&2; exit 2 ;; esac
 
 [ -n "$flags" ] || { [ "$programs" -eq 1 ] && flags="-std=c++20 -O2" || flags="-std=c++20"; }
@@ -50,6 +54,8 @@ if [ "$programs" -eq 1 ]; then  # the installed headers, as a user's build finds
 fi
 gnu_time=""
 [ -x /usr/bin/time ] && /usr/bin/time -f '%M' true >/dev/null 2>&1 && gnu_time=/usr/bin/time
+[ -n "$gnu_time" ] || [ "$programs" -eq 0 ] ||
+  echo "compile_time.sh: no GNU time (/usr/bin/time): peak memory is n/a (apt-get install time)" >&2
 
 # CPU seconds (user + sys) of one compile of the file $1, then its peak memory in MB ("n/a" without
 # GNU time).
@@ -90,7 +96,8 @@ if [ "$programs" -eq 1 ]; then
   declare -A cpu memory
   for ((r = 0; r < repeats; ++r)); do
     for i in "${!files[@]}"; do
-      read -r t m <<<"$(compile_once "${files[$i]}")"
+      result=$(compile_once "${files[$i]}")  # an assignment, so that set -e stops on a failed compile
+      read -r t m <<<"$result"
       cpu[$i]+="$t "
       memory[$i]="$m"  # the same in every round, up to a few MB
     done
@@ -128,7 +135,9 @@ done
 # every header's median alike, and the ratios to <Eigen/Dense> keep.
 for ((r = 0; r < repeats; ++r)); do
   for h in "${unique[@]}"; do
-    read -r t _ <<<"$(compile_once "$(header_file "$h")")"
+    file=$(header_file "$h")
+    result=$(compile_once "$file")  # an assignment, so that set -e stops on a failed compile
+    read -r t _ <<<"$result"
     times[$h]+="$t "
   done
 done

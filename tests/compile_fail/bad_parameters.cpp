@@ -1,9 +1,10 @@
 // Compile-time parameters and arguments memtrace must refuse with a message. ctest compiles this
 // file once with every MEMTRACE_CASE_* defined (each case is a block of its own, so the compiler
 // reports them all), and each case's test expects its message in that output (a static_assert's,
-// or the comment on the line of a deleted overload, which the compiler prints); the messages
-// differ, so each can only come from its case. Without a case the file must compile. The memory
-// headers alone, not the umbrella (PPO's cases include what they need).
+// or the comment on the line of a deleted overload, which the compiler prints); no case prints
+// another's message (Window's is told from ConcatWindow's by what precedes it), so each can only
+// come from its case. Without a case the file must compile. The memory headers alone, not the
+// umbrella (PPO's cases include what they need).
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
 #if defined(MEMTRACE_CASE_ppo_not_a_network)

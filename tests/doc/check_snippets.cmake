@@ -65,8 +65,8 @@ foreach(rel IN LISTS markdown)
       get_filename_component(stem ${paths} NAME_WE)
       if(paths MATCHES "\\.cpp$")
         # A .cpp must be compiled: the CMakeLists.txt of its directory, or of one above it, names it
-        # (tests/CMakeLists.txt registers tests/learn/ppo_test.cpp as learn/ppo_test).
-        memtrace_lists_naming(${SOURCE_DIR}/${directory} "[( /]${stem}(\\.cpp)?[ )]" built_by)
+        # (tests/CMakeLists.txt lists tests/learn/ppo_test.cpp as ppo_test in the folder learn).
+        memtrace_lists_naming(${SOURCE_DIR}/${directory} "[( /]${stem}(\\.cpp)?([ )\n]|$)" built_by)
         if(NOT built_by)
           string(APPEND errors "${where}: a fragment of ${paths}, which no CMakeLists.txt of its folder or above builds\n")
         endif()

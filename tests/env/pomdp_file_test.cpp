@@ -19,9 +19,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 namespace pomdp_file_test {  // a namespace of its own: the folder's tests are compiled as one file
-#endif
 
 using namespace memtrace;
 using Catch::Matchers::Contains;

@@ -35,11 +35,20 @@ struct is_ratio : std::false_type {};
 template <std::intmax_t N, std::intmax_t D>
 struct is_ratio<std::ratio<N, D>> : std::true_type {};
 
+/// 0 <= λ < 1 for a std::ratio; true for anything else, which the check of is_ratio refuses alone.
+template <class L>
+constexpr bool ratio_in_unit_interval() {
+  if constexpr (is_ratio<L>::value)
+    return L::num >= 0 && L::num < L::den;
+  else
+    return true;
+}
+
 /// λ as a compile-time constant (std::ratio) or a run-time value (dynamic_lambda).
 template <class Lambda>
 class LambdaValue {
   static_assert(is_ratio<Lambda>::value, "MemoryTrace: Lambda must be a std::ratio<p, q> or memtrace::dynamic_lambda");
-  static_assert(Lambda::num >= 0 && Lambda::num < Lambda::den, "MemoryTrace: a compile-time lambda must be in [0, 1)");
+  static_assert(ratio_in_unit_interval<Lambda>(), "MemoryTrace: a compile-time lambda must be in [0, 1)");
 
  public:
   static constexpr bool is_dynamic = false;

@@ -1,0 +1,35 @@
+# The installed README's relative links lead to installed files (cmake --install carries the docs
+# and the examples a user copies to share/doc/memtrace). Run with cmake -P by ctest, after the
+# install fixture:  -DDOCDIR=<prefix>/share/doc/memtrace
+file(READ ${DOCDIR}/README.md readme)
+# Each "](target)" in turn (a list of the matches would begin every item with "]" and CMake would
+# read the whole list as one bracketed item).
+string(REPLACE "](" "" without "${readme}")
+string(LENGTH "${readme}" all)
+string(LENGTH "${without}" fewer)
+math(EXPR expected "(${all} - ${fewer}) / 2")
+set(missing)
+set(checked 0)
+set(rest "${readme}")
+while(rest MATCHES "\\]\\(([^)]*)\\)")
+  set(target "${CMAKE_MATCH_1}")
+  string(FIND "${rest}" "](${target})" at)
+  string(LENGTH "](${target})" length)
+  math(EXPR at "${at} + ${length}")
+  string(SUBSTRING "${rest}" ${at} -1 rest)
+  math(EXPR checked "${checked} + 1")
+  if(target MATCHES "^[a-z]+:")  # https:, mailto:
+    continue()
+  endif()
+  string(REGEX REPLACE "#.*$" "" path "${target}")
+  if(path AND NOT EXISTS ${DOCDIR}/${path})
+    list(APPEND missing ${path})
+  endif()
+endwhile()
+if(NOT checked EQUAL expected OR checked EQUAL 0)
+  message(FATAL_ERROR "read ${checked} links of the ${expected} '](' in ${DOCDIR}/README.md")
+endif()
+if(missing)
+  message(FATAL_ERROR "the installed README links to files that were not installed: ${missing}")
+endif()
+message(STATUS "the installed README's ${checked} links lead to installed files")
