@@ -48,7 +48,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 include_flags="-I$root/include $(pkg-config --cflags eigen3 2>/dev/null || echo -I/usr/include/eigen3)"
 if [ "$programs" -eq 1 ]; then  # the installed headers, as a user's build finds them
-  cmake -S "$root" -B "$work/build" -DMEMTRACE_BUILD_TESTS=OFF -DMEMTRACE_BUILD_EXAMPLES=OFF >/dev/null
+  cmake -G Ninja -S "$root" -B "$work/build" -DMEMTRACE_BUILD_TESTS=OFF -DMEMTRACE_BUILD_EXAMPLES=OFF >/dev/null
   cmake --install "$work/build" --prefix "$work/prefix" >/dev/null
   include_flags="$(PKG_CONFIG_PATH="$work/prefix/share/pkgconfig" pkg-config --cflags memtrace)"
 fi
