@@ -52,27 +52,24 @@ if [ "$programs" -eq 1 ]; then  # the installed headers, as a user's build finds
   cmake --install "$work/build" --prefix "$work/prefix" >/dev/null
   include_flags="$(PKG_CONFIG_PATH="$work/prefix/share/pkgconfig" pkg-config --cflags memtrace)"
 fi
-gnu_time=""
-[ -x /usr/bin/time ] && /usr/bin/time -f '%M' true >/dev/null 2>&1 && gnu_time=/usr/bin/time
-[ -n "$gnu_time" ] || [ "$programs" -eq 0 ] ||
+# The peak memory of a compile comes from GNU time, run around the compiler when it is there.
+memory_probe=()
+if [ -x /usr/bin/time ] && /usr/bin/time -f '%M' true >/dev/null 2>&1; then
+  memory_probe=(/usr/bin/time -f '%M' -o "$work/memory")
+elif [ "$programs" -eq 1 ]; then
   echo "compile_time.sh: no GNU time (/usr/bin/time): peak memory is n/a (apt-get install time)" >&2
+fi
 
-# CPU seconds (user + sys) of one compile of the file $1, then its peak memory in MB ("n/a" without
+# CPU seconds (user + sys) of one compile of the file $1, then its peak memory in MB (n/a without
 # GNU time).
 compile_once() {
-  local t
+  local t m=n/a
+  TIMEFORMAT='%U %S'
   # shellcheck disable=SC2086
-  if [ -n "$gnu_time" ]; then
-    "$gnu_time" -f '%U %S %M' -o "$work/time" "$compiler" $flags $include_flags -c "$1" -o "$work/tu.o" 2>"$work/err" ||
-      { echo "compile_time.sh: $1 does not compile:" >&2; cat "$work/err" >&2; exit 1; }
-    t=$(tail -1 "$work/time")
-  else
-    TIMEFORMAT='%U %S'
-    t=$( { time "$compiler" $flags $include_flags -c "$1" -o "$work/tu.o" 2>"$work/err" ; } 2>&1 ) ||
-      { echo "compile_time.sh: $1 does not compile:" >&2; cat "$work/err" >&2; exit 1; }
-    t="$t n/a"
-  fi
-  echo "$t" | awk '{printf "%.3f %s", $1 + $2, ($3 == "n/a") ? "n/a" : sprintf("%.0f", $3 / 1024)}'
+  t=$( { time "${memory_probe[@]}" "$compiler" $flags $include_flags -c "$1" -o "$work/tu.o" 2>"$work/err" ; } 2>&1 ) \
+    || { echo "compile_time.sh: $1 does not compile:" >&2; cat "$work/err" >&2; exit 1; }
+  [ ${#memory_probe[@]} -eq 0 ] || m=$(awk '{printf "%.0f", $1 / 1024}' "$work/memory")
+  echo "$t" | awk -v m="$m" '{printf "%.3f %s", $1 + $2, m}'
 }
 
 # The median of the numbers in $1.

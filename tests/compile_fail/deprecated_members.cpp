@@ -8,10 +8,10 @@ int main() {
   memtrace::Ppo<Eigen::VectorXf> agent(2, 2);
   int rollout = 0;  // any type: the member is a template over it
 #if defined(MEMTRACE_CASE_train_without_loop)
-  { agent.train(rollout, 2048); }
+  agent.train(rollout, 2048);
 #endif
 #if defined(MEMTRACE_CASE_evaluate_without_loop)
-  { (void)agent.evaluate(0, 0, rollout, 10); }
+  (void)agent.evaluate(0, 0, rollout, 10);
 #endif
   (void)rollout;
 }
