@@ -23,6 +23,7 @@
 #include <memtrace/learn/mlp.hpp>
 #include <memtrace/random.hpp>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace mlp_test {  // a namespace of its own: the folder's tests are compiled as one file
@@ -247,6 +248,56 @@ TEST_CASE("forward and backward allocate nothing after the first call for batche
   CHECK_THROWS_WITH(Eigen::MatrixXf(4, 4), Catch::Contains("heap allocation is forbidden"));
 }
 
+// Inputs whose columns lie one after another are read through one Map type (one instantiation of
+// each product); the others go through Eigen's general products.
+static_assert(detail::contiguous_columns<Eigen::MatrixXf>);
+static_assert(detail::contiguous_columns<Eigen::Map<const Eigen::MatrixXf>>);
+static_assert(detail::contiguous_columns<Eigen::Block<const Eigen::MatrixXf, Eigen::Dynamic, Eigen::Dynamic, true>>);
+static_assert(detail::contiguous_columns<decltype(std::declval<Eigen::MatrixXf&>().leftCols(2))>);
+static_assert(!detail::contiguous_columns<decltype(std::declval<Eigen::MatrixXf&>().topRows(2))>);
+static_assert(!detail::contiguous_columns<Eigen::Ref<const Eigen::MatrixXf>>);
+static_assert(!detail::contiguous_columns<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>);
+static_assert(!detail::contiguous_columns<Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>>);
+
+TEST_CASE("every kind of dense input gives the same output and gradients, bit for bit", "[mlp]") {
+  Xoshiro256StarStar gen(12);
+  Mlp<float> net({7, 16, 16, 3});
+  net.initialize_orthogonal(gen, {std::sqrt(2.0), std::sqrt(2.0), 0.01});
+  const Eigen::MatrixXf x = normal_matrix<float>(gen, 7, 40);
+  const Eigen::MatrixXf dy = normal_matrix<float>(gen, 3, 40);
+  net.forward(x);
+  net.backward(x, dy);
+  const Eigen::MatrixXf y = net.output();
+  const Eigen::VectorXf g = net.gradients();
+  const auto same = [&] {
+    CHECK(net.output() == y);
+    CHECK(net.gradients() == g);
+  };
+  // A block of whole columns and a Map (the Map path), rows of a taller matrix, a row-major copy
+  // and a Ref (the general products).
+  Eigen::MatrixXf wide(7, 50);
+  wide << x, Eigen::MatrixXf::Zero(7, 10);
+  net.forward(wide.leftCols(40));
+  net.backward(wide.leftCols(40), dy);
+  same();
+  const Eigen::Map<const Eigen::MatrixXf> mapped(x.data(), 7, 40);
+  net.forward(mapped);
+  net.backward(mapped, dy);
+  same();
+  Eigen::MatrixXf tall(9, 40);
+  tall << x, Eigen::MatrixXf::Ones(2, 40);
+  net.forward(tall.topRows(7));
+  net.backward(tall.topRows(7), dy);
+  same();
+  const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = x;
+  net.forward(row_major);
+  net.backward(row_major, dy);
+  same();
+  net.forward(Eigen::Ref<const Eigen::MatrixXf>(x));
+  net.backward(Eigen::Ref<const Eigen::MatrixXf>(x), dy);
+  same();
+}
+
 TEMPLATE_TEST_CASE("orthogonal initialisation gives gain-scaled orthonormal kernels, the QR of the draws, zero biases",
                    "[mlp][init]", float, double) {
   const double tolerance = std::is_same_v<TestType, float> ? 1e-6 : 1e-13;
@@ -282,6 +333,40 @@ TEMPLATE_TEST_CASE("orthogonal initialisation gives gain-scaled orthonormal kern
           100 * tolerance * a.norm());
     CHECK(r.diagonal().minCoeff() > 0.0);
   }
+}
+
+TEST_CASE("the initialisation's QR is Eigen's Householder QR with R's diagonal positive, to rounding", "[mlp][init]") {
+  // The hand-written Householder steps against Eigen's HouseholderQR (blocked for 48 columns and
+  // more): the same Q up to rounding, orthonormal to 1e-12, and QᵀA upper triangular with a
+  // positive diagonal.
+  Xoshiro256StarStar gen(8);
+  for (const auto& [n, k] : std::vector<std::pair<Eigen::Index, Eigen::Index>>{
+           {1, 1}, {2, 1}, {5, 5}, {12, 5}, {64, 64}, {90, 64}, {200, 150}, {2925, 64}}) {
+    INFO(n << " x " << k);
+    const Eigen::MatrixXd a = normal_matrix<double>(gen, n, k);
+    Eigen::MatrixXd work = a;
+    const Eigen::MatrixXd q = detail::orthonormal_q(work);
+    REQUIRE((q.rows() == n && q.cols() == k));
+    CHECK((q.transpose() * q - Eigen::MatrixXd::Identity(k, k)).cwiseAbs().maxCoeff() < 1e-12);
+    const Eigen::MatrixXd r = q.transpose() * a;
+    CHECK(r.triangularView<Eigen::StrictlyLower>().toDenseMatrix().cwiseAbs().maxCoeff() < 1e-12 * a.norm());
+    CHECK(r.diagonal().minCoeff() > 0.0);
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
+    Eigen::MatrixXd eigen_q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
+    for (Eigen::Index j = 0; j < k; ++j)
+      if (qr.matrixQR()(j, j) < 0.0) eigen_q.col(j) = -eigen_q.col(j);
+    CHECK((q - eigen_q).cwiseAbs().maxCoeff() < 1e-10);
+  }
+  // Nothing below the diagonal (no reflection needed): Q's columns are ±e_j, with R_jj's sign.
+  Eigen::MatrixXd upper(3, 2);
+  upper << -2.0, 1.0, 0.0, 3.0, 0.0, 0.0;
+  Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(3, 2);
+  expected(0, 0) = -1.0;
+  expected(1, 1) = 1.0;
+  CHECK(detail::orthonormal_q(upper) == expected);
+  // A zero column: R_jj = 0 counts as positive.
+  Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(2, 1);
+  CHECK(detail::orthonormal_q(zero) == Eigen::MatrixXd::Identity(2, 1));
 }
 
 TEST_CASE("orthogonal initialisation is the same draw in float and double, and repeats with the seed", "[mlp][init]") {

@@ -5,7 +5,6 @@
 // initialisation. See docs/learners.md ("Neural networks for control").
 
 #include <Eigen/Core>
-#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <concepts>
@@ -64,6 +63,72 @@ inline std::string list_sizes(std::span<const std::size_t> sizes) {
   s.push_back(out);
   return s;
 }
+
+/// True for a dense column-major expression whose columns lie one after another in memory: a
+/// Matrix, a Map without strides, a block of whole columns of either. Mlp reads such inputs through
+/// one Map type, so that each of its products is instantiated once for every kind of input (about
+/// 2 s of a PPO program's compile time, docs/design.md); the products compute the same numbers.
+template <class T>
+inline constexpr bool contiguous_columns = false;
+template <class S, int R, int C, int O, int MR, int MC>
+inline constexpr bool contiguous_columns<Eigen::Matrix<S, R, C, O, MR, MC>> = (O & Eigen::RowMajor) == 0;
+template <class M, int O>
+inline constexpr bool contiguous_columns<Eigen::Map<M, O, Eigen::Stride<0, 0>>> =
+    contiguous_columns<std::remove_const_t<M>>;
+template <class X, int C>
+inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, C, true>> =
+    contiguous_columns<std::remove_const_t<X>>;
+
+/// Q of A = QR with R's diagonal made non-negative (column j of Q times sign(R_jj), +1 when
+/// R_jj = 0), for A of shape n x k, n >= k: the thin Q (n x k) that LAPACK's geqrf + orgqr give
+/// up to rounding. Householder reflections applied one at a time in plain loops, because Eigen's
+/// blocked HouseholderQR cost a PPO program 2-4 s of compile time for matrices this small
+/// (docs/design.md). A is overwritten with the reflectors.
+[[nodiscard]] inline Eigen::MatrixXd orthonormal_q(Eigen::MatrixXd& a) {
+  const Eigen::Index n = a.rows(), k = a.cols();
+  std::vector<double> tau(static_cast<std::size_t>(k)), sign(static_cast<std::size_t>(k));
+  for (Eigen::Index j = 0; j < k; ++j) {
+    // H_j = I - tau_j v vᵀ with v = (1, a(j+1:n, j)) maps a(j:n, j) to beta e_1 (LAPACK's dlarfg).
+    double tail2 = 0.0;
+    for (Eigen::Index i = j + 1; i < n; ++i) tail2 += a(i, j) * a(i, j);
+    const double alpha = a(j, j);
+    double t = 0.0, beta = alpha;  // nothing below the diagonal: H_j = I
+    if (tail2 > 0.0) {
+      const double norm = std::sqrt(alpha * alpha + tail2);
+      beta = alpha >= 0.0 ? -norm : norm;
+      t = (beta - alpha) / beta;
+      const double scale = 1.0 / (alpha - beta);
+      for (Eigen::Index i = j + 1; i < n; ++i) a(i, j) *= scale;
+    }
+    tau[static_cast<std::size_t>(j)] = t;
+    sign[static_cast<std::size_t>(j)] = beta < 0.0 ? -1.0 : 1.0;  // R_jj = beta
+    for (Eigen::Index c = j + 1; c < k; ++c) {
+      double w = a(j, c);
+      for (Eigen::Index i = j + 1; i < n; ++i) w += a(i, j) * a(i, c);
+      w *= t;
+      a(j, c) -= w;
+      for (Eigen::Index i = j + 1; i < n; ++i) a(i, c) -= w * a(i, j);
+    }
+  }
+  // Q = H_0 ... H_{k-1} [I; 0], accumulated from the last reflector: H_j leaves rows < j alone,
+  // and the columns < j are still unit vectors there.
+  Eigen::MatrixXd q = Eigen::MatrixXd::Identity(n, k);
+  for (Eigen::Index j = k - 1; j >= 0; --j) {
+    const double t = tau[static_cast<std::size_t>(j)];
+    for (Eigen::Index c = j; c < k; ++c) {
+      double w = q(j, c);
+      for (Eigen::Index i = j + 1; i < n; ++i) w += a(i, j) * q(i, c);
+      w *= t;
+      q(j, c) -= w;
+      for (Eigen::Index i = j + 1; i < n; ++i) q(i, c) -= w * a(i, j);
+    }
+  }
+  for (Eigen::Index j = 0; j < k; ++j)
+    if (sign[static_cast<std::size_t>(j)] < 0.0)
+      for (Eigen::Index i = 0; i < n; ++i) q(i, j) = -q(i, j);
+  return q;
+}
+
 }  // namespace detail
 
 /// A multilayer perceptron x -> W_L tanh(... tanh(W_1 x + b_1) ...) + b_L with layer sizes
@@ -171,10 +236,7 @@ class Mlp {
       Eigen::MatrixXd a(n, k);
       for (Eigen::Index j = 0; j < k; ++j)
         for (Eigen::Index i = 0; i < n; ++i) a(i, j) = standard_normal(gen);
-      const Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
-      Eigen::MatrixXd q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);  // thin Q, never n x n
-      for (Eigen::Index j = 0; j < k; ++j)
-        if (qr.matrixQR()(j, j) < 0.0) q.col(j) = -q.col(j);
+      const Eigen::MatrixXd q = detail::orthonormal_q(a);
       MatrixMap w(fresh.data() + offsets_[l], out, in);
       if (in >= out)
         w = (gains[l] * q.transpose()).template cast<Scalar>();
@@ -202,7 +264,10 @@ class Mlp {
     const Eigen::Index batch = input.cols();
     ensure_capacity("Mlp::forward", static_cast<std::size_t>(batch));
     auto z = activation(0, batch);
-    z.noalias() = weights(0) * input;
+    if constexpr (detail::contiguous_columns<Derived>)
+      z.noalias() = weights(0) * ConstMatrixMap(input.derived().data(), input.rows(), batch);
+    else
+      z.noalias() = weights(0) * input;
     z.colwise() += bias(0);
     return forward_from(0, batch);
   }
@@ -256,7 +321,10 @@ class Mlp {
     check_batch("Mlp::backward", "input", input.cols());
     backward_to_first(d_output);
     const auto d1 = delta(0, batch_);
-    weight_gradient(0).noalias() = d1 * input.transpose();
+    if constexpr (detail::contiguous_columns<X>)
+      weight_gradient(0).noalias() = d1 * ConstMatrixMap(input.derived().data(), input.rows(), batch_).transpose();
+    else
+      weight_gradient(0).noalias() = d1 * input.transpose();
     bias_gradient(0) = d1.rowwise().sum();
   }
 
@@ -390,6 +458,10 @@ class Mlp {
   MatrixMap activation(std::size_t layer, Eigen::Index batch) {
     return MatrixMap(activations_[layer].data(), static_cast<Eigen::Index>(sizes_[layer + 1]), batch);
   }
+  /// A layer's activations as the products read them: the same Map type as a dense input's.
+  ConstMatrixMap activation_view(std::size_t layer, Eigen::Index batch) const {
+    return ConstMatrixMap(activations_[layer].data(), static_cast<Eigen::Index>(sizes_[layer + 1]), batch);
+  }
   MatrixMap delta(std::size_t layer, Eigen::Index batch) {
     return MatrixMap(deltas_[layer].data(), static_cast<Eigen::Index>(sizes_[layer + 1]), batch);
   }
@@ -399,7 +471,7 @@ class Mlp {
     for (std::size_t l = first; l < num_layers(); ++l) {
       auto z = activation(l, batch);
       if (l > first) {
-        z.noalias() = weights(l) * activation(l - 1, batch);
+        z.noalias() = weights(l) * activation_view(l - 1, batch);
         z.colwise() += bias(l);
       }
       if (l + 1 < num_layers()) z = z.array().tanh();
@@ -415,7 +487,7 @@ class Mlp {
     delta(num_layers() - 1, batch_) = d_output;
     for (std::size_t l = num_layers() - 1; l >= 1; --l) {
       const auto d = delta(l, batch_);
-      const auto below = activation(l - 1, batch_);
+      const auto below = activation_view(l - 1, batch_);
       weight_gradient(l).noalias() = d * below.transpose();
       bias_gradient(l) = d.rowwise().sum();
       auto d_below = delta(l - 1, batch_);
