@@ -258,6 +258,13 @@ static_assert(!detail::contiguous_columns<decltype(std::declval<Eigen::MatrixXf&
 static_assert(!detail::contiguous_columns<Eigen::Ref<const Eigen::MatrixXf>>);
 static_assert(!detail::contiguous_columns<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>);
 static_assert(!detail::contiguous_columns<Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>>);
+static_assert(!detail::contiguous_columns<decltype(std::declval<Eigen::MatrixXf&>().topRows(2).leftCols(3))>);
+static_assert(!detail::contiguous_columns<
+              Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>>);
+// Fixed sizes choose Eigen's product kernels at compile time: they keep their own products.
+static_assert(!detail::contiguous_columns<Eigen::VectorXf>);
+static_assert(!detail::contiguous_columns<decltype(std::declval<Eigen::MatrixXf&>().col(0))>);
+static_assert(!detail::contiguous_columns<Eigen::Matrix<float, 7, Eigen::Dynamic>>);
 
 TEST_CASE("every kind of dense input gives the same output and gradients, bit for bit", "[mlp]") {
   Xoshiro256StarStar gen(12);

@@ -64,28 +64,32 @@ inline std::string list_sizes(std::span<const std::size_t> sizes) {
   return s;
 }
 
-/// True for a dense column-major expression whose columns lie one after another in memory: a
-/// Matrix, a Map without strides, a block of whole columns of either. Mlp reads such inputs through
-/// one Map type, so that each of its products is instantiated once for every kind of input (about
-/// 2 s of a PPO program's compile time, docs/design.md); the products compute the same numbers.
+/// True for a dynamic-size column-major expression whose columns lie one after another in memory:
+/// a Matrix, a Map without strides, a block of whole columns of either. Mlp reads such inputs
+/// through one Map type, so that each of its products is instantiated once for every kind of input
+/// (about 1 s of a PPO program's compile time, docs/design.md). Only dynamic sizes: Eigen picks a
+/// product's kernel by them, so the Map computes the same numbers as the expression it replaces.
 template <class T>
 inline constexpr bool contiguous_columns = false;
-template <class S, int R, int C, int O, int MR, int MC>
-inline constexpr bool contiguous_columns<Eigen::Matrix<S, R, C, O, MR, MC>> = (O & Eigen::RowMajor) == 0;
+template <class S, int O, int MR, int MC>
+inline constexpr bool contiguous_columns<Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, O, MR, MC>> =
+    (O & Eigen::RowMajor) == 0;
 template <class M, int O>
 inline constexpr bool contiguous_columns<Eigen::Map<M, O, Eigen::Stride<0, 0>>> =
     contiguous_columns<std::remove_const_t<M>>;
-template <class X, int C>
-inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, C, true>> =
+template <class X>
+inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, Eigen::Dynamic, true>> =
     contiguous_columns<std::remove_const_t<X>>;
 
 /// Q of A = QR with R's diagonal made non-negative (column j of Q times sign(R_jj), +1 when
 /// R_jj = 0), for A of shape n x k, n >= k: the thin Q (n x k) that LAPACK's geqrf + orgqr give
 /// up to rounding. Householder reflections applied one at a time in plain loops, because Eigen's
-/// blocked HouseholderQR cost a PPO program 2-4 s of compile time for matrices this small
-/// (docs/design.md). A is overwritten with the reflectors.
+/// blocked HouseholderQR was about a quarter of a PPO program's compile time (docs/design.md). A is
+/// overwritten with the reflectors. The norms are summed unscaled: fine for the standard normal
+/// draws it is given, not for entries near overflow or underflow.
 [[nodiscard]] inline Eigen::MatrixXd orthonormal_q(Eigen::MatrixXd& a) {
   const Eigen::Index n = a.rows(), k = a.cols();
+  eigen_assert(n >= k && "orthonormal_q: A must have at least as many rows as columns");
   std::vector<double> tau(static_cast<std::size_t>(k)), sign(static_cast<std::size_t>(k));
   for (Eigen::Index j = 0; j < k; ++j) {
     // H_j = I - tau_j v vᵀ with v = (1, a(j+1:n, j)) maps a(j:n, j) to beta e_1 (LAPACK's dlarfg).
@@ -110,8 +114,8 @@ inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, C, true
       for (Eigen::Index i = j + 1; i < n; ++i) a(i, c) -= w * a(i, j);
     }
   }
-  // Q = H_0 ... H_{k-1} [I; 0], accumulated from the last reflector: H_j leaves rows < j alone,
-  // and the columns < j are still unit vectors there.
+  // Q = H_0 ... H_{k-1} [I; 0], accumulated from the last reflector: H_j acts on rows >= j only,
+  // and columns < j are still e_c, which H_j leaves unchanged.
   Eigen::MatrixXd q = Eigen::MatrixXd::Identity(n, k);
   for (Eigen::Index j = k - 1; j >= 0; --j) {
     const double t = tau[static_cast<std::size_t>(j)];
