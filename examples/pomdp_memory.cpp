@@ -253,7 +253,7 @@ int run(const Options& o) {
       std::printf("  best by VE %s: %s | %s | %s\n", by[which], best_of(rows, "trace", which).c_str(),
                   best_of(rows, "window", which).c_str(), best_of(rows, "concat", which).c_str());
     const fs::path data = out / (problem + ".csv");
-    memtrace::detail::write_text_atomically(data, csv);
+    memtrace::write_text_atomically(data, csv);
     if (o.plot) {
       const std::string subtitle =
           fmt(discount) == fmt(file.discount) ? "γ = " + fmt(discount) : "γ = " + fmt(discount) + " (--discount)";
@@ -264,10 +264,10 @@ int run(const Options& o) {
            {"subtitle", subtitle + (o.actions.empty() ? ", uniformly random actions" : ", --actions")}});
     }
   }
-  memtrace::detail::write_text_atomically(out / "results.csv", all);
+  memtrace::write_text_atomically(out / "results.csv", all);
   std::printf("\nwrote %s\n", (out / "results.csv").c_str());
   if (o.learn) {
-    memtrace::detail::write_text_atomically(out / "learn.csv", learned);
+    memtrace::write_text_atomically(out / "learn.csv", learned);
     std::printf("wrote %s\n", (out / "learn.csv").c_str());
   }
   return 0;

@@ -327,7 +327,7 @@ int sweep(const Options& o) {
     }
   summary += csv_line(csv_row("any", "random", 1000, 0, random, random, random, random, random, random, random, random,
                               random, std::string(), 0.0));
-  detail::write_text_atomically(dir / "summary.csv", summary);
+  write_text_atomically(dir / "summary.csv", summary);
 
   // learning_curves.csv: each curve point's mean return averaged over the seeds whose bin saw episodes.
   const RunsBySetting points(read_csv(dir / "curves.csv", 5), 5, 2, o.seeds);
@@ -348,7 +348,7 @@ int sweep(const Options& o) {
         curves += csv_line(csv_row(obs, name_of(parse_memory(m)), a, n,
                                    n == 0 ? std::string() : csv_field(sum / static_cast<double>(n))));
       }
-  detail::write_text_atomically(dir / "learning_curves.csv", curves);
+  write_text_atomically(dir / "learning_curves.csv", curves);
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;

@@ -433,7 +433,7 @@ int single(const Options& o) {
   // are written; another run's checkpoint is refused before anything in the folder changes.
   const fs::path checkpoint = dir / "checkpoint.safetensors";
   check_checkpoint_run(checkpoint, what.str());
-  detail::write_text_atomically(dir / "run.txt", what.str());
+  write_text_atomically(dir / "run.txt", what.str());
   const RunResult r = run_one(o, spec, lambdas, frames, true, checkpoint, what.str());
   if (r.stopped) {
     std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
@@ -445,8 +445,8 @@ int single(const Options& o) {
     curve += csv_field(p.env_steps) + "," + field(p.success_rate()) + "\n";
     diagnostics += csv_field(p.env_steps) + "," + csv_line(diagnostics_row(p));
   }
-  detail::write_text_atomically(dir / "curve.csv", curve);
-  detail::write_text_atomically(dir / "diagnostics.csv", diagnostics);
+  write_text_atomically(dir / "curve.csv", curve);
+  write_text_atomically(dir / "diagnostics.csv", diagnostics);
   if (o.steps != 0) fs::remove(checkpoint);  // --steps 0 trained nothing, and leaves any checkpoint be
   if (o.steps == 0)
     std::printf("training: none (the agent of --load-agent, evaluated)");
@@ -688,8 +688,8 @@ int sweep(const Options& o, bool lambdas_given) {
       }
       figure += best_row;
     }
-  detail::write_text_atomically(dir / "summary.csv", summary);
-  detail::write_text_atomically(dir / "figure.csv", figure);
+  write_text_atomically(dir / "summary.csv", summary);
+  write_text_atomically(dir / "figure.csv", figure);
   // learning_curves.csv: every curve point's success averaged over the seeds whose bin saw
   // episodes, against steps and against CPU seconds: a run's CPU time (evaluation included) spread
   // evenly over its steps, so that memories of different cost per step compare per unit of compute.
@@ -718,7 +718,7 @@ int sweep(const Options& o, bool lambdas_given) {
                                      cpu * static_cast<double>(a) / static_cast<double>(run)));
         }
       }
-  detail::write_text_atomically(dir / "learning_curves.csv", curves);
+  write_text_atomically(dir / "learning_curves.csv", curves);
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;

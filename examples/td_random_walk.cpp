@@ -402,7 +402,7 @@ int run(const Options& o) {
     const std::size_t units = plan.groups.size() * o.seeds;
     std::printf("shard %s: %zu of %zu (memory group, seed) units in %s, %.2f s on %zu threads\n",
                 o.shard.to_string().c_str(), o.shard.size(units), units, (dir / "runs.csv").c_str(), seconds,
-                detail::resolve_threads(o.threads, std::size_t{1} << 30));
+                sweep_threads(o.threads));
     std::printf("%s", examples::merge_hint(o.shard).c_str());
     return 0;
   }
@@ -443,12 +443,12 @@ int run(const Options& o) {
         (fmt(best_summary.mean) + " [" + fmt(best_summary.ci_low) + ", " + fmt(best_summary.ci_high) + "]").c_str(),
         fmt(e.ve_optimal).c_str(), fmt(e.ve_td_fixed_point).c_str());
   }
-  detail::write_text_atomically(dir / "summary.csv", summary);
-  detail::write_text_atomically(dir / "figure.csv", figure);
+  write_text_atomically(dir / "summary.csv", summary);
+  write_text_atomically(dir / "figure.csv", figure);
   std::printf("(window and concat rows: the best of %zu step sizes; every step size is in summary.csv)\n",
               o.alphas.size());
   std::printf("%zu seeds x %zu steps: %.2f s on %zu threads, exact analysis included\n", o.seeds, o.steps, seconds,
-              detail::resolve_threads(o.threads, std::size_t{1} << 30));
+              sweep_threads(o.threads));
   bool plotted = true;
   if (o.plot)  // the script says how wide the confidence bands are, from figure.csv
     plotted = examples::draw_figure(
@@ -484,7 +484,7 @@ int run(const Options& o) {
               summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
         }
       }
-    detail::write_text_atomically(dir / "curve.csv", curve);
+    write_text_atomically(dir / "curve.csv", curve);
     std::string settings, alphas;  // memory:param and step size of each curve, for the plot
     for (const Group& g : curves.groups)
       for (std::size_t i = 0; i < g.alphas.size(); ++i) {

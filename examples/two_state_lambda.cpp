@@ -106,8 +106,7 @@ int run(const Options& o) {
     std::printf("  p = %.4f, q = %.4f: P(x = 1 | %s) = %.4f, lambda* = %.4f, L = %.4g\n", c.p, c.q, history.c_str(),
                 c.state_estimate, c.optimum.lambda, c.optimum.constant);
   }
-  std::printf("%.2f s on %zu threads; wrote %s\n", seconds, detail::resolve_threads(o.threads, cells.size()),
-              csv.c_str());
+  std::printf("%.2f s on %zu threads; wrote %s\n", seconds, sweep_threads(o.threads, cells.size()), csv.c_str());
   if (!o.plot) return 0;
   return examples::draw_figure("two_state_lambda.gp", dir / "two_state_lambda.png",
                                {{"csv", csv.string()},

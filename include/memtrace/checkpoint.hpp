@@ -334,7 +334,7 @@ namespace detail {
 /// Writes checkpoint_bytes(file, format) to `path` atomically (a temporary file and a rename: a
 /// run killed while writing leaves the previous checkpoint as it was).
 inline void write_checkpoint(const std::filesystem::path& path, const TensorFile& file, std::string_view format) {
-  detail::write_text_atomically(path, checkpoint_bytes(file, format));
+  write_text_atomically(path, checkpoint_bytes(file, format));
 }
 
 /// parse_checkpoint of the file at `path`; its messages start "read_checkpoint: PATH: ".

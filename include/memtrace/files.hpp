@@ -46,19 +46,6 @@ namespace memtrace::detail {
   return tmp;
 }
 
-/// Writes through a temporary file of its own and a rename, so that a reader never sees half of
-/// the text (replaces an existing file).
-inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = write_temporary(path, text);
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::filesystem::filesystem_error("cannot write " + path.string(), tmp, path, error);
-  }
-}
-
 /// Creates `path` holding `text` unless it exists, atomically: the text goes to a temporary file
 /// of its own, which is then hard-linked to `path` (link() never replaces a file: of processes that
 /// race, exactly one creates it, and readers never see half of it). Returns false if `path`
@@ -75,3 +62,22 @@ inline void write_text_atomically(const std::filesystem::path& path, std::string
 }
 
 }  // namespace memtrace::detail
+
+namespace memtrace {
+
+/// Writes `text` to `path` through a temporary file of its own in the same folder and a rename, so
+/// that a reader never sees half of the text and a failed write leaves the old file as it was
+/// (replaces an existing file). Throws std::system_error or std::filesystem::filesystem_error naming
+/// the file if it cannot be written. What the results folders, checkpoints and .pomdp files use.
+inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path tmp = detail::write_temporary(path, text);
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw std::filesystem::filesystem_error("cannot write " + path.string(), tmp, path, error);
+  }
+}
+
+}  // namespace memtrace

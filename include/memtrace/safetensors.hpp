@@ -589,7 +589,7 @@ class SafetensorsHeader {
 /// Writes `file` to `path` in the safetensors format, atomically (a temporary file and a rename:
 /// a reader never sees half of it, and a failed write leaves an existing file as it was).
 inline void write_safetensors(const std::filesystem::path& path, const TensorFile& file) {
-  detail::write_text_atomically(path, safetensors_bytes(file));
+  write_text_atomically(path, safetensors_bytes(file));
 }
 
 /// Reads a safetensors file (parse_safetensors, with the path in its messages).

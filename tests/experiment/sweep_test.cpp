@@ -129,6 +129,16 @@ TEST_CASE("thread_cpu_seconds counts the calling thread's work, not another thre
   CHECK(thread_cpu_seconds() - start - slept > 0.005);  // 20 M additions are not free
 }
 
+TEST_CASE("sweep_threads is the threads asked for, or every core, never more than the runs", "[sweep]") {
+  const std::size_t cores = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  CHECK(sweep_threads(3) == 3);
+  CHECK(sweep_threads(3, 2) == 2);
+  CHECK(sweep_threads(3, 0) == 0);
+  CHECK(sweep_threads(0) == cores);
+  CHECK(sweep_threads(0, 1) == 1);
+  CHECK(sweep_threads(0, cores + 5) == cores);
+}
+
 TEST_CASE("the progress line says done/total, rate and time left", "[sweep]") {
   CHECK(detail::format_duration(42.2) == "42 s");
   CHECK(detail::format_duration(185) == "3 min 05 s");

@@ -1064,7 +1064,7 @@ template <class Lazy = void>
 /// Throws std::invalid_argument (invalid model: nothing is written) or std::system_error.
 template <class Lazy = void>
 void write_pomdp(const detail::lazy_t<PomdpFile, Lazy>& file, const std::filesystem::path& path) {
-  detail::write_text_atomically(path, format_pomdp(file));
+  write_text_atomically(path, format_pomdp(file));
 }
 
 }  // namespace memtrace

@@ -47,13 +47,17 @@ struct SweepOptions {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-namespace detail {
-
-[[nodiscard]] inline std::size_t resolve_threads(std::size_t requested, std::size_t num_runs) noexcept {
+/// The worker threads run_sweep uses for `num_runs` runs when SweepOptions::threads is `requested`:
+/// `requested`, or every core when it is 0 (1 if the number of cores is unknown), never more than
+/// `num_runs` (0 for none). For a program's "on N threads" line.
+[[nodiscard]] inline std::size_t sweep_threads(
+    std::size_t requested, std::size_t num_runs = std::numeric_limits<std::size_t>::max()) noexcept {
   std::size_t threads = requested != 0 ? requested : std::thread::hardware_concurrency();
   if (threads == 0) threads = 1;  // hardware_concurrency() may not know
   return threads < num_runs ? threads : num_runs;
 }
+
+namespace detail {
 
 /// "42 s", "3 min 05 s" or "2 h 07 min".
 [[nodiscard]] inline std::string format_duration(double seconds) {
@@ -198,7 +202,7 @@ template <class Run>
 requires std::invocable<Run&, std::size_t>
 void parallel_runs(std::size_t num_runs, Run&& run, const SweepOptions& options = {}) {
   if (num_runs == 0) return;
-  const std::size_t threads = detail::resolve_threads(options.threads, num_runs);
+  const std::size_t threads = sweep_threads(options.threads, num_runs);
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::atomic<bool> stop{false};
