@@ -91,6 +91,14 @@ inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, Eigen::
   const Eigen::Index n = a.rows(), k = a.cols();
   eigen_assert(n >= k && "orthonormal_q: A must have at least as many rows as columns");
   std::vector<double> tau(static_cast<std::size_t>(k)), sign(static_cast<std::size_t>(k));
+  // Column c of m times H_j = I - t v vᵀ, v = (1, a(j+1:n, j)) below row j (rows < j unchanged).
+  const auto reflect = [&](Eigen::MatrixXd& m, Eigen::Index j, double t, Eigen::Index c) {
+    double w = m(j, c);
+    for (Eigen::Index i = j + 1; i < n; ++i) w += a(i, j) * m(i, c);
+    w *= t;
+    m(j, c) -= w;
+    for (Eigen::Index i = j + 1; i < n; ++i) m(i, c) -= w * a(i, j);
+  };
   for (Eigen::Index j = 0; j < k; ++j) {
     // H_j = I - tau_j v vᵀ with v = (1, a(j+1:n, j)) maps a(j:n, j) to beta e_1 (LAPACK's dlarfg).
     double tail2 = 0.0;
@@ -106,27 +114,13 @@ inline constexpr bool contiguous_columns<Eigen::Block<X, Eigen::Dynamic, Eigen::
     }
     tau[static_cast<std::size_t>(j)] = t;
     sign[static_cast<std::size_t>(j)] = beta < 0.0 ? -1.0 : 1.0;  // R_jj = beta
-    for (Eigen::Index c = j + 1; c < k; ++c) {
-      double w = a(j, c);
-      for (Eigen::Index i = j + 1; i < n; ++i) w += a(i, j) * a(i, c);
-      w *= t;
-      a(j, c) -= w;
-      for (Eigen::Index i = j + 1; i < n; ++i) a(i, c) -= w * a(i, j);
-    }
+    for (Eigen::Index c = j + 1; c < k; ++c) reflect(a, j, t, c);
   }
   // Q = H_0 ... H_{k-1} [I; 0], accumulated from the last reflector: H_j acts on rows >= j only,
   // and columns < j are still e_c, which H_j leaves unchanged.
   Eigen::MatrixXd q = Eigen::MatrixXd::Identity(n, k);
-  for (Eigen::Index j = k - 1; j >= 0; --j) {
-    const double t = tau[static_cast<std::size_t>(j)];
-    for (Eigen::Index c = j; c < k; ++c) {
-      double w = q(j, c);
-      for (Eigen::Index i = j + 1; i < n; ++i) w += a(i, j) * q(i, c);
-      w *= t;
-      q(j, c) -= w;
-      for (Eigen::Index i = j + 1; i < n; ++i) q(i, c) -= w * a(i, j);
-    }
-  }
+  for (Eigen::Index j = k - 1; j >= 0; --j)
+    for (Eigen::Index c = j; c < k; ++c) reflect(q, j, tau[static_cast<std::size_t>(j)], c);
   for (Eigen::Index j = 0; j < k; ++j)
     if (sign[static_cast<std::size_t>(j)] < 0.0)
       for (Eigen::Index i = 0; i < n; ++i) q(i, j) = -q(i, j);
@@ -268,10 +262,7 @@ class Mlp {
     const Eigen::Index batch = input.cols();
     ensure_capacity("Mlp::forward", static_cast<std::size_t>(batch));
     auto z = activation(0, batch);
-    if constexpr (detail::contiguous_columns<Derived>)
-      z.noalias() = weights(0) * ConstMatrixMap(input.derived().data(), input.rows(), batch);
-    else
-      z.noalias() = weights(0) * input;
+    z.noalias() = weights(0) * product_operand(input);
     z.colwise() += bias(0);
     return forward_from(0, batch);
   }
@@ -325,10 +316,7 @@ class Mlp {
     check_batch("Mlp::backward", "input", input.cols());
     backward_to_first(d_output);
     const auto d1 = delta(0, batch_);
-    if constexpr (detail::contiguous_columns<X>)
-      weight_gradient(0).noalias() = d1 * ConstMatrixMap(input.derived().data(), input.rows(), batch_).transpose();
-    else
-      weight_gradient(0).noalias() = d1 * input.transpose();
+    weight_gradient(0).noalias() = d1 * product_operand(input).transpose();
     bias_gradient(0) = d1.rowwise().sum();
   }
 
@@ -461,6 +449,15 @@ class Mlp {
   }
   MatrixMap activation(std::size_t layer, Eigen::Index batch) {
     return MatrixMap(activations_[layer].data(), static_cast<Eigen::Index>(sizes_[layer + 1]), batch);
+  }
+  /// A dense input as the products read it: a Map where its columns lie one after another (the type
+  /// of activation_view, so each product is instantiated once), else the expression itself.
+  template <class Derived>
+  static decltype(auto) product_operand(const Eigen::MatrixBase<Derived>& input) {
+    if constexpr (detail::contiguous_columns<Derived>)
+      return ConstMatrixMap(input.derived().data(), input.rows(), input.cols());
+    else
+      return input.derived();
   }
   /// A layer's activations as the products read them: the same Map type as a dense input's.
   ConstMatrixMap activation_view(std::size_t layer, Eigen::Index batch) const {
