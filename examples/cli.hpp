@@ -69,6 +69,28 @@ inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string&
                "Resume a results folder written by another memtrace version (provenance.txt)");
 }
 
+/// The flags of a resumable training run (docs/control.md, "A training run"), as given.
+struct RunFlags {
+  std::string checkpoint_every = "300s";  // --checkpoint-every N|Ns (memtrace::parse_checkpoint_every)
+  std::size_t stop_after = 0;             // --stop-after U (0: never)
+};
+
+/// Adds --checkpoint-every and --stop-after; `runs` says whose runs ("every run", "the run").
+inline void add_run_flags(CLI::App& app, RunFlags& flags, const std::string& runs = "every run") {
+  app.add_option("--checkpoint-every", flags.checkpoint_every,
+                 "Checkpoint " + runs +
+                     " every N updates (N) or every N seconds of its work (Ns), and once its training ends, into "
+                     "--out; a killed run resumes from its checkpoint when run again with the same flags (0: no "
+                     "checkpoints)")
+      ->type_name("N|Ns")
+      ->capture_default_str();
+  app.add_option("--stop-after", flags.stop_after,
+                 "Stop " + runs +
+                     " after this many updates, as if killed there (its checkpoint stays; the program exits with "
+                     "status 3): to try resumption")
+      ->check(number_check("an integer of at least 1", [](double x) { return x >= 1; }));
+}
+
 /// The shard --shard names (the whole sweep without it). Throws std::invalid_argument for a
 /// malformed I/N and for --shard with --merge.
 [[nodiscard]] inline Shard parse_sweep_flags(const CLI::App& app, const SweepFlags& flags) {

@@ -5,6 +5,8 @@
 //   ppo_pendulum            # the sweep: velocity full and hidden x 8 memories x 10 seeds x 1 M steps
 //   ppo_pendulum --quick    # velocity hidden, normalised traces against memoryless (run by ctest)
 //   ppo_pendulum --play=0.5,-2,1 --start=3.1,-0.2   # replay torques, one line a step
+//   ppo_pendulum --shard 1/4 --out s1                # one slice of the sweep (one of several machines)
+//   ppo_pendulum --merge s0 s1 s2 s3 --out all       # the slices checked and summarized as one sweep
 //
 // Run j of a setting (its seed index) draws everything from streams of stream_key(seed, j): the
 // environments' generators make_stream(key, i), the agent's make_stream(key, n_envs), the
@@ -19,20 +21,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/pendulum.hpp>
 #include <memtrace/experiment/results.hpp>
-#include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/experiment/statistics.hpp>
-#include <memtrace/experiment/sweep.hpp>
+#include <memtrace/experiment/sweep_runner.hpp>
 #include <memtrace/instruction_set.hpp>
 #include <memtrace/learn/gaussian_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
-#include <memtrace/loop/learning_curve.hpp>
-#include <memtrace/loop/ppo.hpp>
-#include <memtrace/loop/rollout.hpp>
+#include <memtrace/loop/ppo_run.hpp>
+#include <memtrace/memory/checkpoint.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -86,6 +89,10 @@ struct Options {
   std::string out = "ppo_pendulum";
   bool plot = true, quick = false;
   std::string play, start;
+  Shard shard;                 // --shard: this machine's slice of the runs
+  examples::SweepFlags split;  // --shard, --merge (the shards' folders), --allow-version-change
+  examples::RunFlags run;      // --checkpoint-every, --stop-after
+  CheckpointEvery checkpoint_every;
   Provenance provenance;
 
   /// The recipe that learns the pendulum in 1 M steps (docs/experiments.md): 16 environments x 64
@@ -124,9 +131,11 @@ double mean_return(const std::vector<EpisodeEnd>& episodes) {
   return sum / static_cast<double>(episodes.size());
 }
 
-/// One run of a memory M: train, then evaluate sampled and greedy.
+/// One run of a memory M: train (resuming from, and writing, the checkpoint `where` names, if
+/// any), then evaluate sampled and greedy. std::nullopt: --stop-after stopped it.
 template <class M>
-RunResult run_with(const Options& o, const RunSpec& spec, const M& memory) {
+std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M& memory, const SweepRunContext& where,
+                                  const std::string& identity) {
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
   PendulumOptions po;
@@ -141,40 +150,56 @@ RunResult run_with(const Options& o, const RunSpec& spec, const M& memory) {
   Agent agent(memory.dim(), 1, p, agent_seed);
   const std::size_t batch = p.n_envs * p.n_steps;
   LearningCurve curve(o.steps, batch, {.points = o.curve_points});
-  RunResult r;
-  double late_sum = 0;
-  std::size_t late_episodes = 0;
+  // train_return: the mean return of the episodes of the last tenth of training, its sums kept in
+  // the checkpoint (metadata late_sum, late_episodes) so that a resumed run counts them all.
+  double late_sum = 0, late_episodes = 0;
   const std::size_t total = o.steps / batch * batch;
-  train(agent, rollout, o.steps, [&](const PpoStats& s) {
-    curve.record(s);
+  const auto late = [&](const PpoStats& s) {
     if (s.env_steps > total - total / 10)  // the last tenth of training
       for (const EpisodeEnd& e : s.episodes) {
         late_sum += e.episode_return;
         ++late_episodes;
       }
-  });
-  r.train_return =
-      late_episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : late_sum / static_cast<double>(late_episodes);
+  };
+  std::optional<PpoRunCheckpoint<Agent, decltype(rollout)>> checkpoint;
+  if (!where.checkpoint.empty()) {
+    checkpoint.emplace(where.checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
+    if (checkpoint->resume_or_start() == RunStart::resumed) {
+      late_sum = parse_field<double>(checkpoint->metadata().at("late_sum"));
+      late_episodes = parse_field<double>(checkpoint->metadata().at("late_episodes"));
+    }
+  }
+  StopAfter stop{o.run.stop_after};
+  const auto save = [&](const PpoStats& s) {
+    if (!checkpoint) return;
+    checkpoint->metadata() = {{"late_sum", csv_field(late_sum)}, {"late_episodes", csv_field(late_episodes)}};
+    (*checkpoint)(s);
+  };
+  if (!train_to(agent, rollout, o.steps, on_updates(curve, late, save, stop))) return std::nullopt;
+  if (checkpoint) checkpoint->finish();  // the evaluations are still to come
+  RunResult r;
+  r.train_return = late_episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : late_sum / late_episodes;
   DefaultGenerator eval = make_stream(key, p.n_envs + 1);
   r.eval_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes));
   r.greedy_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes, ActionSelection::greedy));
   r.curve = curve.points();
-  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  r.cpu_seconds = thread_cpu_seconds() - cpu_start;
+  r.seconds = checkpoint ? checkpoint->seconds() : std::chrono::duration<double>(Clock::now() - start).count();
+  r.cpu_seconds = checkpoint ? checkpoint->cpu_seconds() : thread_cpu_seconds() - cpu_start;
   return r;
 }
 
-RunResult run_one(const Options& o, const RunSpec& spec) {
+std::optional<RunResult> run_one(const Options& o, const RunSpec& spec, const SweepRunContext& where,
+                                 const std::string& identity) {
   const std::size_t d = spec.observe_velocity ? 3 : 2;
   switch (spec.memory.kind) {
     case Kind::memoryless:
-      return run_with(o, spec, TraceBank<dynamic, float>({0.0}, d));
+      return run_with(o, spec, TraceBank<dynamic, float>({0.0}, d), where, identity);
     case Kind::stack2:
-      return run_with(o, spec, FrameStack<Eigen::VectorXf>(2, d, WindowPadding::repeat_first));
+      return run_with(o, spec, FrameStack<Eigen::VectorXf>(2, d, WindowPadding::repeat_first), where, identity);
     case Kind::stack4:
-      return run_with(o, spec, FrameStack<Eigen::VectorXf>(4, d, WindowPadding::repeat_first));
+      return run_with(o, spec, FrameStack<Eigen::VectorXf>(4, d, WindowPadding::repeat_first), where, identity);
     case Kind::traces:
-      return run_with(o, spec, TraceBank<dynamic, float>(o.lambdas, d));
+      return run_with(o, spec, TraceBank<dynamic, float>(o.lambdas, d), where, identity);
   }
   return {};
 }
@@ -266,31 +291,46 @@ int sweep(const Options& o) {
   const auto key_of = [&](const RunSpec& r) {
     return csv_row(r.observe_velocity ? "full" : "hidden", name_of(r.memory), r.seed, o.steps);
   };
-  (void)open_results_folder({dir, Shard{}, {}, o.provenance, false}, describe(o), {}, {"runs.csv", "curves.csv"});
-  {
-    ResultsCsv runs(dir / "runs.csv", runs_header, 4);
-    ResultsCsv curves(dir / "curves.csv", curves_header, 5);
-    const std::vector<std::size_t> todo =
-        runs_to_do(Shard{}, specs.size(), [&](std::size_t i) { return runs.contains(key_of(specs[i])); });
-    parallel_runs(
-        todo.size(),
-        [&](std::size_t j) {
-          const RunSpec& spec = specs[todo[j]];
-          const RunResult r = run_one(o, spec);
-          for (const CurvePoint& p : r.curve) {  // the curve first: a run is finished once its runs.csv row exists
-            auto row = key_of(spec);
-            row.push_back(csv_field(p.env_steps));
-            if (curves.contains(row)) continue;
-            row.push_back(std::isnan(p.mean_return()) ? std::string() : csv_field(p.mean_return()));
-            curves.append(row);
-          }
-          auto row = key_of(spec);
-          for (const double x : {r.train_return, r.eval_return, r.greedy_return, r.seconds, r.cpu_seconds})
-            row.push_back(csv_field(x));
-          runs.append(row);
-        },
-        SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_pendulum runs"});
+  // The plan: every run writes its row of runs.csv and one row of curves.csv per curve point.
+  std::vector<std::size_t> at = curve_steps(o.steps, o.ppo.n_envs * o.ppo.n_steps, o.curve_points);
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  SweepPlan plan{describe(o), {{"runs.csv", runs_header, 4}, {"curves.csv", curves_header, 5}}, {}};
+  for (const RunSpec& spec : specs) {
+    SweepRun run{{{key_of(spec)}, {}}, 1.0};
+    for (const std::size_t a : at) {
+      run.keys[1].push_back(key_of(spec));
+      run.keys[1].back().push_back(csv_field(a));
+    }
+    plan.runs.push_back(std::move(run));
   }
+  const SweepOutcome outcome = run_sweep(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
+      [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+        const RunSpec& spec = specs[c.index];
+        const std::optional<RunResult> r =
+            run_one(o, spec, c, plan.description + "run=" + sweep_run_name(key_of(spec)) + "\n");
+        if (!r) return std::nullopt;
+        SweepRows rows(2);
+        for (const CurvePoint& p : r->curve) {  // one row per point's steps: the first if two points share them
+          auto row = key_of(spec);
+          row.push_back(csv_field(p.env_steps));
+          if (!rows[1].empty() && rows[1].back()[4] == row[4]) continue;
+          row.push_back(std::isnan(p.mean_return()) ? std::string() : csv_field(p.mean_return()));
+          rows[1].push_back(std::move(row));
+        }
+        rows[0].push_back(key_of(spec));
+        for (const double x : {r->train_return, r->eval_return, r->greedy_return, r->seconds, r->cpu_seconds})
+          rows[0][0].push_back(csv_field(x));
+        return rows;
+      },
+      {.threads = o.threads,
+       .progress = true,
+       .label = "ppo_pendulum runs",
+       .checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0,
+       .open_folder = true,
+       .report = true});
+  if (!outcome.complete()) return 3;
+  if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   // summary.csv: one row per observation and memory; gap_closed compares a memory with the velocity
   // hidden to the memoryless agent of the full observation (the same normalisation), from the
   // random policy's return: (R − R_random) / (R_full − R_random).
@@ -332,9 +372,6 @@ int sweep(const Options& o) {
   // learning_curves.csv: each curve point's mean return averaged over the seeds whose bin saw episodes.
   const RunsBySetting points(read_csv(dir / "curves.csv", 5), 5, 2, o.seeds);
   std::string curves = "observation,memory,at_steps,seeds_with_episodes,mean_return\n";
-  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
-  std::vector<std::size_t> at = curve_steps(o.steps, batch, o.curve_points);
-  at.erase(std::unique(at.begin(), at.end()), at.end());
   for (const std::string& obs : o.observations)
     for (const std::string& m : o.memories)
       for (const std::size_t a : at) {
@@ -424,6 +461,8 @@ int main(int argc, char** argv) {
       ->check(examples::number_check("in [0, 1024]", [](double x) { return x >= 0 && x <= 1024; }));
   app.add_flag("--quick", o.quick,
                "Seconds: the velocity hidden, normalised traces against the memoryless agent, 3 seeds x 1 M steps");
+  examples::add_run_flags(app, o.run);
+  examples::add_sweep_flags(app, o.split, "the runs i with i mod N = I", "runs.csv and curves.csv");
   app.add_option("--play", o.play,
                  "Replay torques U1,U2,... (one line a step: t, θ and θ̇ after the step, its reward, truncated); "
                  "write --play=-1,2 for a first negative torque")
@@ -435,6 +474,8 @@ int main(int argc, char** argv) {
   try {
     if (!o.play.empty()) return play(o);
     if (app.count("--start") != 0) throw std::invalid_argument("--start is the start of --play");
+    o.shard = examples::parse_sweep_flags(app, o.split);
+    o.checkpoint_every = parse_checkpoint_every(o.run.checkpoint_every, "--checkpoint-every");
     if (o.quick) {  // docs/experiments.md: calibrated on seeds 0-9
       if (app.count("--observations") == 0) o.observations = {"hidden"};
       if (app.count("--memories") == 0) o.memories = {"traces+norm", "memoryless+norm"};

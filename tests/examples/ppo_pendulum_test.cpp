@@ -3,8 +3,13 @@
 // of the documented contract, the traces recover what no memoryless policy can, and a re-run resumes
 // without redoing a run; --play prints the documented line per step, equal to Gymnasium's equations;
 // bad flags are refused naming the flag. ctest passes the program's path in MEMTRACE_PPO_PENDULUM.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +20,7 @@
 #include <memtrace/experiment/results.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "temp_dir.hpp"
@@ -195,4 +201,131 @@ TEST_CASE("ppo_pendulum --quick resumes: a re-run finds every run done and write
   // Another experiment's flags are refused before the folder changes.
   CHECK(run_program(quick_flags + "--no-plot --lr 0.001 --out " + quick_run().string(), temp() / "other.log") != 0);
   CHECK(read_text(quick_run() / "runs.csv") == runs);
+}
+
+namespace {
+
+/// The lines of a CSV file without the columns `drop` (time columns), sorted.
+std::vector<std::string> lines_without(const fs::path& path, std::vector<std::size_t> drop) {
+  std::vector<std::string> out;
+  for (const std::string& line : lines_of(path)) {
+    std::string kept;
+    std::size_t column = 0, begin = 0;
+    for (;;) {
+      const std::size_t end = std::min(line.find(',', begin), line.size());
+      if (std::find(drop.begin(), drop.end(), column) == drop.end())
+        kept += (kept.empty() && column == 0 ? "" : ",") + line.substr(begin, end - begin);
+      if (end == line.size()) break;
+      begin = end + 1;
+      ++column;
+    }
+    out.push_back(kept);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Whether two sweep folders hold the same results, time columns aside.
+void check_same_results(const fs::path& a, const fs::path& b) {
+  CHECK(lines_without(a / "runs.csv", {7, 8}) == lines_without(b / "runs.csv", {7, 8}));
+  CHECK(lines_without(a / "curves.csv", {}) == lines_without(b / "curves.csv", {}));
+  CHECK(lines_without(a / "summary.csv", {14}) == lines_without(b / "summary.csv", {14}));
+  CHECK(read_text(a / "learning_curves.csv") == read_text(b / "learning_curves.csv"));
+}
+
+// 64 updates of 16 x 64 steps a run: long enough to be killed while running.
+const std::string small_sweep = "--quick --steps 65536 --threads 2 --no-plot ";
+
+const fs::path& small_sweep_run() {
+  static const fs::path out = temp() / "small";
+  static const bool done = [] {
+    REQUIRE(run_program(small_sweep + "--out " + out.string(), temp() / "small.log") == 0);
+    return true;
+  }();
+  (void)done;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ppo_pendulum killed with SIGKILL, or stopped after an update, resumes to the files of a sweep never killed") {
+  const fs::path killed = temp() / "killed";
+  const std::string flags = small_sweep + "--checkpoint-every 2 --out " + killed.string();
+  // Started as a user starts it, killed as soon as a run has written its first checkpoint.
+  std::vector<std::string> words{program()};
+  std::istringstream split(flags);
+  for (std::string w; split >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, (temp() / "killed.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, (temp() / "killed.log.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto has_checkpoint = [&] {
+    std::error_code ignored;
+    return fs::exists(killed / "checkpoints", ignored) &&
+           fs::directory_iterator(killed / "checkpoints", ignored) != fs::directory_iterator();
+  };
+  int status = 0;
+  bool exited = false;
+  while (!has_checkpoint() && !exited) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    usleep(2000);
+  }
+  if (!exited) {
+    kill(pid, SIGKILL);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+  }
+  INFO("the sweep " << (exited ? "ended before it could be killed" : "was killed"));
+  CHECK(lines_of(killed / "runs.csv").size() < 7);  // not every run had finished
+  REQUIRE(run_program(flags, temp() / "resumed.log") == 0);
+  CHECK_FALSE(fs::exists(killed / "checkpoints"));
+  check_same_results(killed, small_sweep_run());
+
+  // --stop-after: every run stops after update 5, after its checkpoint of update 4; all resume.
+  const fs::path stopped = temp() / "stopped";
+  const std::string stop_flags = small_sweep + "--checkpoint-every 4 --out " + stopped.string();
+  CHECK(run_program(stop_flags + " --stop-after 5", temp() / "stopped.log") == 3);
+  CHECK(std::distance(fs::directory_iterator(stopped / "checkpoints"), fs::directory_iterator()) == 6);
+  CHECK_FALSE(fs::exists(stopped / "summary.csv"));
+  REQUIRE(run_program(stop_flags, temp() / "stopped_resumed.log") == 0);
+  check_same_results(stopped, small_sweep_run());
+  // A checkpoint of another run (another seed) is refused, and left in place.
+  CHECK(run_program(small_sweep + "--checkpoint-every 4 --stop-after 5 --out " + (temp() / "other").string(),
+                    temp() / "other_stopped.log") == 3);
+  const fs::path a_checkpoint = temp() / "other" / "checkpoints" / "hidden_traces+norm_0_65536.safetensors";
+  REQUIRE(fs::exists(a_checkpoint));
+  fs::copy_file(a_checkpoint, temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors",
+                fs::copy_options::overwrite_existing);
+  const std::string bytes = read_text(temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors");
+  CHECK(run_program(small_sweep + "--checkpoint-every 4 --out " + (temp() / "other").string(), temp() / "other.log") ==
+        1);
+  CHECK_THAT(read_text(temp() / "other.log.err"), Catch::Contains("is the checkpoint of another run"));
+  CHECK(read_text(temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors") == bytes);
+}
+
+TEST_CASE("ppo_pendulum --shard I/N and --merge: two shards merged give the files of one sweep") {
+  const fs::path s0 = temp() / "shard0", s1 = temp() / "shard1", merged = temp() / "merged";
+  REQUIRE(run_program(small_sweep + "--shard 0/2 --out " + s0.string(), temp() / "shard0.log") == 0);
+  REQUIRE(run_program(small_sweep + "--shard 1/2 --out " + s1.string(), temp() / "shard1.log") == 0);
+  CHECK_FALSE(fs::exists(s0 / "summary.csv"));
+  CHECK_THAT(read_text(temp() / "shard0.log"), Catch::Contains("shard 0/2: 3 of 6 runs"));
+  CHECK(lines_of(s1 / "runs.csv").size() == 4);
+  REQUIRE(run_program(small_sweep + "--merge " + s0.string() + " " + s1.string() + " --out " + merged.string(),
+                      temp() / "merged.log") == 0);
+  check_same_results(merged, small_sweep_run());
+  CHECK(run_program(small_sweep + "--merge " + s0.string() + " --out " + (temp() / "half").string(),
+                    temp() / "half.log") == 1);
+  CHECK_THAT(read_text(temp() / "half.log.err"), Catch::Contains("no folder holds shard 1/2"));
+  CHECK(run_program(small_sweep + "--shard 2/2", temp() / "bad_shard.log") == 1);
+  CHECK(run_program(small_sweep + "--checkpoint-every 5m", temp() / "bad_every.log") == 1);
+  CHECK_THAT(read_text(temp() / "bad_every.log.err"),
+             Catch::Contains("--checkpoint-every: expected N (updates) or Ns (seconds)"));
 }

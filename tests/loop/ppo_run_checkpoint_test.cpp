@@ -18,22 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "../learn/cue_task.hpp"
 #include "../temp_dir.hpp"
-
-namespace test_tasks {
-// The tests' cue task (tests/learn/cue_task.hpp), made checkpointable by two functions in its namespace.
-inline void save_state(memtrace::TensorFile& file, const std::string& prefix, const Cue& env) {
-  file.tensors.push_back({prefix + "t_and_cue", memtrace::TensorDtype::u64, {2}, {}, {env.t, env.cue}});
-}
-inline void load_state(const memtrace::TensorFile& file, const std::string& prefix, Cue& env) {
-  const memtrace::Tensor& t =
-      memtrace::detail::expected_tensor("load_state", file, prefix + "t_and_cue", memtrace::TensorDtype::u64, {2});
-  if (t.integers[0] > 6 || t.integers[1] > 1) throw std::invalid_argument("load_state: " + prefix + ": out of range");
-  env.t = t.integers[0];
-  env.cue = t.integers[1];
-}
-}  // namespace test_tasks
+#include "cue_checkpoint.hpp"
 
 namespace ppo_run_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
 

@@ -155,6 +155,8 @@ class LearningCurve {
   [[nodiscard]] const std::vector<CurvePoint>& points() const noexcept { return points_; }
   /// The environment steps of every point (curve_steps).
   [[nodiscard]] const std::vector<std::size_t>& point_steps() const noexcept { return at_; }
+  /// The options it was constructed with.
+  [[nodiscard]] const CurveOptions& options() const noexcept { return options_; }
   /// Episodes ended, and those that succeeded, over all updates recorded.
   [[nodiscard]] std::size_t episodes_ended() const noexcept { return episodes_ended_; }
   [[nodiscard]] std::size_t successes() const noexcept { return successes_; }

@@ -1,0 +1,287 @@
+#pragma once
+// A sweep as a library object. A program describes its runs (SweepPlan: the experiment's
+// description, its results files with their key columns, and every run with the keys of the rows
+// it writes and a cost estimate) and gives one function that does a run and returns its rows;
+// run_sweep does the rest: it opens or resumes the results folder (or merges the shards' folders
+// into it, with merge rules derived from the keys), lists the runs of its shard still to do,
+// starts the costliest first on every core with a progress line, writes each run's rows as soon as
+// it finishes (its first results file last: a row there marks the run finished), names each run's
+// checkpoint file and removes it once the rows are written, and says what it did. The numbers do
+// not depend on the thread count, the shard or an interruption. See docs/experiments.md
+// ("A sweep runner").
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "memtrace/experiment/results.hpp"
+#include "memtrace/experiment/results_folder.hpp"
+#include "memtrace/experiment/shard.hpp"
+#include "memtrace/experiment/sweep.hpp"
+#include "memtrace/vocabulary.hpp"
+
+namespace memtrace {
+
+/// A results file of a sweep: its name in the folder, its header, and how many leading columns
+/// identify a row.
+struct ResultsFileSpec {
+  std::string name{};
+  std::vector<std::string> header{};
+  std::size_t key_columns = 1;
+};
+
+/// One run of a sweep: the keys of the rows it writes, file by file (keys[f] for SweepPlan::files[f];
+/// at least one in the first file), and an estimate of its cost (any unit: runs start costliest
+/// first, so that no worker is left with a long run after the others have finished).
+struct SweepRun {
+  std::vector<std::vector<std::vector<std::string>>> keys{};
+  double cost = 1.0;
+};
+
+/// What a sweep is: `description` (every setting the runs depend on besides their keys: the
+/// folder's experiment.txt), its results files (the first, e.g. runs.csv, marks runs finished),
+/// and its runs, in the order shards count them (run i is in shard I of N if i mod N = I).
+struct SweepPlan {
+  std::string description{};
+  std::vector<ResultsFileSpec> files{};
+  std::vector<SweepRun> runs{};
+};
+
+/// A run's rows, file by file (rows[f] for SweepPlan::files[f]), each a whole row, key first.
+using SweepRows = std::vector<std::vector<std::vector<std::string>>>;
+
+/// What run_sweep hands the function that does run `index`: the path of the run's checkpoint file
+/// (empty unless SweepRunOptions::checkpoints), which it may resume from and write; run_sweep
+/// removes it once the run's rows are written.
+struct SweepRunContext {
+  std::size_t index = 0;
+  std::filesystem::path checkpoint{};
+};
+
+struct SweepRunOptions {
+  /// Worker threads (sweep_threads: 0 is every core).
+  std::size_t threads = 0;
+  /// The progress line on stderr (ProgressLine), and its label.
+  bool progress = true;
+  std::string label{};
+  /// Give every run a checkpoint file, DIR/checkpoints/NAME.safetensors (NAME: the first key of
+  /// its first file, fields joined by '_').
+  bool checkpoints = false;
+  /// Open the folder (prepare it, record provenance, merge): false when an earlier run_sweep of
+  /// the same invocation opened it for another plan of the same experiment.
+  bool open_folder = true;
+  /// Print to stdout what was merged, how many runs stopped early, and a shard's hint to merge.
+  bool report = true;
+};
+
+/// What a run_sweep did.
+struct SweepOutcome {
+  std::vector<MergedFile> merged{};  ///< open_results_folder's, one per results file (empty without a merge)
+  std::size_t runs = 0;              ///< of the plan
+  std::size_t in_shard = 0;          ///< of the request's shard
+  std::size_t computed = 0;          ///< finished by this call
+  std::size_t stopped = 0;           ///< returned no rows (stopped early: their checkpoints stay)
+  double seconds = 0;                ///< wall time of the call
+  /// Whether every run of the shard is finished.
+  [[nodiscard]] bool complete() const noexcept { return stopped == 0; }
+};
+
+/// The name of the checkpoint file of a run whose first key is `key`: its fields joined by '_',
+/// with '/' and '\\' replaced by '-'.
+[[nodiscard]] inline std::string sweep_run_name(const std::vector<std::string>& key) {
+  std::string name;
+  for (std::size_t k = 0; k < key.size(); ++k) name += (k > 0 ? "_" : "") + key[k];
+  std::replace(name.begin(), name.end(), '/', '-');
+  std::replace(name.begin(), name.end(), '\\', '-');
+  return name;
+}
+
+namespace detail {
+
+// Checks a plan before anything is touched; throws std::invalid_argument naming what is wrong.
+inline void check_sweep_plan(const SweepPlan& plan) {
+  if (plan.files.empty()) invalid("run_sweep: plan.files must name at least one results file, got none");
+  std::unordered_set<std::string> names;
+  for (std::size_t f = 0; f < plan.files.size(); ++f) {
+    const ResultsFileSpec& file = plan.files[f];
+    if (!names.insert(file.name).second) invalid("run_sweep: plan.files names ", file.name, " twice");
+    if (file.header.empty()) invalid("run_sweep: plan.files[", f, "] (", file.name, ") has no columns");
+    if (file.key_columns < 1 || file.key_columns > file.header.size())
+      invalid("run_sweep: plan.files[", f, "] (", file.name, "): key_columns must be in [1, ", file.header.size(),
+              "], got ", file.key_columns);
+  }
+  std::vector<std::unordered_map<std::string, std::size_t>> seen(plan.files.size());  // key -> run
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    const SweepRun& run = plan.runs[i];
+    if (run.keys.size() != plan.files.size())
+      invalid("run_sweep: plan.runs[", i, "] gives keys for ", run.keys.size(), " files, plan.files has ",
+              plan.files.size());
+    if (run.keys[0].empty())
+      invalid("run_sweep: plan.runs[", i, "] writes no row to ", plan.files[0].name,
+              ", whose rows mark a run finished");
+    if (!(run.cost >= 0.0 && std::isfinite(run.cost)))
+      invalid("run_sweep: plan.runs[", i, "].cost must be non-negative and finite, got ", run.cost);
+    for (std::size_t f = 0; f < plan.files.size(); ++f)
+      for (const auto& key : run.keys[f]) {
+        const ResultsFileSpec& file = plan.files[f];
+        if (key.size() != file.key_columns)
+          invalid("run_sweep: plan.runs[", i, "] has a key of ", key.size(), " fields for ", file.name, ", expected ",
+                  file.key_columns, " (", join_fields(file.header, file.key_columns), ")");
+        const auto [where, inserted] = seen[f].emplace(join_fields(key, key.size()), i);
+        if (!inserted)
+          invalid("run_sweep: plan.runs[", where->second, "] and plan.runs[", i, "] both write the row ",
+                  key_text(file.header, key, file.key_columns), " of ", file.name);
+      }
+  }
+}
+
+// Checks that `rows` are the rows plan.runs[i] declared (each declared key exactly once, whole
+// rows): a program's mistake would otherwise show only when a merge misses a row.
+inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRows& rows) {
+  if (rows.size() != plan.files.size())
+    throw std::logic_error(message("run_sweep: run ", i, " returned rows for ", rows.size(), " files, plan.files has ",
+                                   plan.files.size()));
+  for (std::size_t f = 0; f < plan.files.size(); ++f) {
+    const ResultsFileSpec& file = plan.files[f];
+    std::unordered_set<std::string> declared;
+    for (const auto& key : plan.runs[i].keys[f]) declared.insert(join_fields(key, key.size()));
+    std::size_t found = 0;
+    for (const auto& row : rows[f]) {
+      if (row.size() != file.header.size())
+        throw std::logic_error(message("run_sweep: run ", i, " returned a row of ", row.size(), " fields for ",
+                                       file.name, ", whose header has ", file.header.size()));
+      if (declared.erase(join_fields(row, file.key_columns)) == 0)
+        throw std::logic_error(message("run_sweep: run ", i, " returned the row ",
+                                       key_text(file.header, row, file.key_columns), " for ", file.name,
+                                       ", which its plan does not declare (or twice)"));
+      ++found;
+    }
+    if (!declared.empty())
+      throw std::logic_error(message("run_sweep: run ", i, " returned ", found, " rows for ", file.name,
+                                     ", its plan declares ", found + declared.size()));
+  }
+}
+
+}  // namespace detail
+
+/// Runs the sweep `plan` as the invocation `request` asks (open_results_folder: the whole sweep, a
+/// shard of it, or a merge of the shards' folders, whose runs then need no computing):
+/// 1. checks the plan (every file's keys of the stated width, no row written by two runs) and,
+///    unless options.open_folder is false, opens request.dir (experiment.txt, shard.txt,
+///    provenance, the merged rows), refusing another experiment, shard or version;
+/// 2. lists the runs of request.shard whose rows in plan.files[0] are not all in the folder, and
+///    starts them costliest first (stable: equal costs in plan order) on options.threads workers;
+/// 3. calls run(SweepRunContext{i, checkpoint}) for each (concurrently: a run's numbers must depend
+///    on its index only), which returns its rows (SweepRows), or std::nullopt if it stopped before
+///    finishing (its checkpoint stays; the run counts as stopped);
+/// 4. appends each finished run's rows that the folder does not hold yet, plan.files[1...] first
+///    and plan.files[0] last, then removes its checkpoint; removes DIR/checkpoints once empty.
+/// A run that throws stops the sweep (runs in progress finish) and the exception is rethrown; rows
+/// of other shapes or keys than the plan declares throw std::logic_error. A sweep killed at any
+/// point and run again computes only what is missing and ends with the same files.
+template <class Run>
+requires std::invocable<Run&, const SweepRunContext&> &&
+    std::same_as<std::invoke_result_t<Run&, const SweepRunContext&>, std::optional<SweepRows>>
+        SweepOutcome run_sweep(const SweepRequest& request, const SweepPlan& plan, Run&& run,
+                               const SweepRunOptions& options = {}) {
+  namespace fs = std::filesystem;
+  const auto start = std::chrono::steady_clock::now();
+  detail::check_sweep_plan(plan);
+  SweepOutcome outcome;
+  outcome.runs = plan.runs.size();
+  outcome.in_shard = request.shard.size(plan.runs.size());
+  const fs::path& dir = request.dir;
+  std::vector<std::string> file_names;
+  for (const ResultsFileSpec& file : plan.files) file_names.push_back(file.name);
+  if (options.open_folder) {
+    std::vector<MergeSpec> specs;
+    if (!request.shard_folders.empty())
+      for (std::size_t f = 0; f < plan.files.size(); ++f) {
+        MergeSpec spec{{}, plan.files[f].name, plan.files[f].header, plan.files[f].key_columns, {}};
+        for (const SweepRun& r : plan.runs) spec.keys.insert(spec.keys.end(), r.keys[f].begin(), r.keys[f].end());
+        specs.push_back(std::move(spec));
+      }
+    outcome.merged = open_results_folder(request, plan.description, std::move(specs), file_names);
+    if (options.report && !outcome.merged.empty()) {
+      std::printf("merged %zu runs from %zu folders into %s:", plan.runs.size(), request.shard_folders.size(),
+                  dir.c_str());
+      for (const MergedFile& m : outcome.merged)
+        std::printf(" %s %zu rows (%zu new)%s", m.results_file.c_str(), m.rows, m.appended,
+                    &m == &outcome.merged.back() ? "\n" : ",");
+    }
+  }
+  {
+    std::vector<std::unique_ptr<ResultsCsv>> files;
+    for (const ResultsFileSpec& file : plan.files)
+      files.push_back(std::make_unique<ResultsCsv>(dir / file.name, file.header, file.key_columns));
+    const auto done = [&](std::size_t i) {
+      for (const auto& key : plan.runs[i].keys[0])
+        if (!files[0]->contains(key)) return false;
+      return true;
+    };
+    std::vector<std::size_t> todo = runs_to_do(request.shard, plan.runs.size(), done);
+    std::stable_sort(todo.begin(), todo.end(),
+                     [&](std::size_t a, std::size_t b) { return plan.runs[a].cost > plan.runs[b].cost; });
+    const fs::path checkpoints = dir / "checkpoints";
+    if (options.checkpoints && !todo.empty()) fs::create_directories(checkpoints);
+    std::atomic<std::size_t> computed{0}, stopped{0};
+    parallel_runs(
+        todo.size(),
+        [&](std::size_t j) {
+          const std::size_t i = todo[j];
+          SweepRunContext context{i, {}};
+          if (options.checkpoints)
+            context.checkpoint = checkpoints / (sweep_run_name(plan.runs[i].keys[0].front()) + ".safetensors");
+          const std::optional<SweepRows> rows = run(std::as_const(context));
+          if (!rows) {
+            ++stopped;
+            return;
+          }
+          detail::check_sweep_rows(plan, i, *rows);
+          const auto write = [&](std::size_t f) {
+            const auto width = static_cast<std::ptrdiff_t>(plan.files[f].key_columns);
+            for (const auto& row : (*rows)[f])
+              if (!files[f]->contains({row.begin(), row.begin() + width})) files[f]->append(row);
+          };
+          for (std::size_t f = 1; f < plan.files.size(); ++f) write(f);
+          write(0);  // last: a row in the first file marks the run finished
+          if (!context.checkpoint.empty()) fs::remove(context.checkpoint);
+          ++computed;
+        },
+        SweepOptions{.threads = options.threads, .progress = options.progress, .label = options.label});
+    outcome.computed = computed;
+    outcome.stopped = stopped;
+    std::error_code ignored;
+    if (options.checkpoints) fs::remove(checkpoints, ignored);  // only if empty: a stopped run's checkpoint stays
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.report) {
+    if (outcome.stopped > 0)
+      std::printf("stopped %zu of the %zu runs to do before they finished; run the same command again to resume them\n",
+                  outcome.stopped, outcome.computed + outcome.stopped);
+    else if (!request.shard.whole())
+      std::printf(
+          "shard %s: %zu of %zu runs in %s, %.1f s\nwhen all %zu shards have run: the same flags with --merge "
+          "FOLDER... --out DIR write the summary\n",
+          request.shard.to_string().c_str(), outcome.in_shard, outcome.runs, dir.c_str(), outcome.seconds,
+          request.shard.count());
+  }
+  return outcome;
+}
+
+}  // namespace memtrace

@@ -1,0 +1,194 @@
+// Tests of loop/ppo_run.hpp: a training run assembled from the pieces (a learning curve, a
+// checkpoint every N updates, a stop, a normaliser freeze) resumes from its checkpoint in fresh
+// objects and ends bit for bit as the run never stopped; resume_or_start refuses, leaving the file
+// in place, a checkpoint of another run, version or instruction set, and starts again from a
+// damaged one; on_updates calls the pieces in order and stops at the first that says so.
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memtrace/core.hpp>
+#include <memtrace/loop/ppo_run.hpp>
+#include <memtrace/memory/checkpoint.hpp>
+#include <string>
+#include <vector>
+
+#include "../temp_dir.hpp"
+#include "cue_checkpoint.hpp"
+
+namespace ppo_run_test {
+
+using namespace memtrace;
+using Memory = TraceBank<dynamic, float>;
+using RunRollout = Rollout<test_tasks::Cue, Memory>;
+
+namespace {
+
+constexpr std::size_t n_envs = 4, n_steps = 32, updates = 8, batch = n_envs * n_steps;
+
+/// What a program holds for one run: built from `seed` until a checkpoint is loaded into it.
+struct Run {
+  Ppo<Eigen::VectorXf> agent;
+  RunRollout rollout;
+  LearningCurve curve;
+};
+
+Run make_run(std::uint64_t seed) {
+  PpoOptions o;
+  o.n_envs = n_envs;
+  o.n_steps = n_steps;
+  o.minibatches = 4;
+  o.hidden_sizes = {16};
+  o.learning_rate = 1e-3;
+  o.normalize_features = true;
+  const Memory memory({0.0, 0.8}, 4);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < n_envs; ++i) gens.push_back(make_stream(seed, i));
+  return {Ppo<Eigen::VectorXf>(memory.dim(), 2, o, seed),
+          RunRollout(std::vector<test_tasks::Cue>(n_envs), std::vector<Memory>(n_envs, memory), std::move(gens)),
+          LearningCurve(updates * batch, batch, {.points = 4, .success_return = 0.5})};
+}
+
+/// The program of docs/control.md ("A training run"): resume or start, train what is left with the
+/// pieces, checkpoint at the end. Returns whether it finished (false: stopped after update `stop`).
+bool train_run(Run& run, const std::filesystem::path& path, std::size_t stop, RunStart* start = nullptr) {
+  PpoRunCheckpoint checkpoint(path, "the cue task, seed 1\n", run.agent, run.rollout, &run.curve, {.updates = 3});
+  const RunStart started = checkpoint.resume_or_start();
+  if (start != nullptr) *start = started;
+  FreezeNormalizerAt freeze(run.agent, 0.5, updates);
+  StopAfter stop_after{stop};
+  const bool finished =
+      train_to(run.agent, run.rollout, updates * batch, on_updates(run.curve, freeze, checkpoint, stop_after));
+  if (finished) checkpoint.finish();
+  return finished;
+}
+
+/// The run's whole state as bytes (a curve's NaN means compare equal as bytes).
+std::string state_of(const Run& run) {
+  TensorFile file;
+  append_ppo_state(file, run.agent);
+  save_state(file, "rollout.", run.rollout);
+  save_state(file, "curve.", run.curve);
+  return safetensors_bytes(file);
+}
+
+}  // namespace
+
+TEST_CASE("a run of the pieces stopped at any update resumes in fresh objects to the end of the run never stopped",
+          "[ppo][checkpoint]") {
+  const test::TempDir dir("ppo_run_pieces");
+  Run reference = make_run(1);
+  RunStart start{};
+  REQUIRE(train_run(reference, dir / "reference.safetensors", 0, &start));
+  CHECK(start == RunStart::started);
+  CHECK(reference.agent.updates() == updates);
+  CHECK(reference.agent.normalizer().frozen());
+  const std::string expected = state_of(reference);
+  for (std::size_t stop = 1; stop < updates; ++stop) {
+    INFO("stopped after update " << stop);
+    const auto path = dir / ("run_" + std::to_string(stop) + ".safetensors");
+    Run stopped = make_run(1);
+    REQUIRE_FALSE(train_run(stopped, path, stop));
+    // A fresh process: built with other seeds, which the checkpoint replaces (before update 3
+    // there is none, and the run starts again with its own seed).
+    Run resumed = make_run(std::filesystem::exists(path) ? 99 : 1);
+    REQUIRE(train_run(resumed, path, 0, &start));
+    CHECK(start == (stop >= 3 ? RunStart::resumed : RunStart::started));
+    CHECK(state_of(resumed) == expected);
+    // Done: a third call trains nothing and resumes the finished run.
+    REQUIRE(train_run(resumed, path, 0, &start));
+    CHECK(start == RunStart::resumed);
+    CHECK(resumed.agent.updates() == updates);
+  }
+}
+
+TEST_CASE("resume_or_start refuses another run's, version's or instruction set's checkpoint and leaves it",
+          "[ppo][checkpoint]") {
+  const test::TempDir dir("ppo_run_refusals");
+  const auto path = dir / "run.safetensors";
+  Run saved = make_run(1);
+  REQUIRE_FALSE(train_run(saved, path, 3));
+  const std::string bytes = test::slurp(path);
+
+  Run other = make_run(5);
+  const std::string before = state_of(other);
+  PpoRunCheckpoint another(path, "the cue task, seed 2\n", other.agent, other.rollout, &other.curve);
+  CHECK_THROWS_WITH(another.resume_or_start(),
+                    Catch::Contains(path.string() + " is the checkpoint of another run:\nthe cue task, seed 1\n"
+                                                    "this run is:\nthe cue task, seed 2\n") &&
+                        Catch::EndsWith("it is left in place"));
+  CHECK(test::slurp(path) == bytes);
+  CHECK(state_of(other) == before);
+
+  // Another version or instruction set: refused as such, although the edit also breaks the checksum.
+  const auto forged = [&](const char* key, const char* value) {
+    TensorFile file = parse_safetensors(bytes);
+    file.metadata[key] = value;
+    const auto p = dir / (std::string(key) + ".safetensors");
+    write_safetensors(p, file);
+    return p;
+  };
+  PpoRunCheckpoint old(forged("memtrace_version", "0.1.0"), "the cue task, seed 1\n", other.agent, other.rollout,
+                       &other.curve);
+  CHECK_THROWS_WITH(old.resume_or_start(), Catch::Contains("was written by memtrace 0.1.0, this is memtrace"));
+  PpoRunCheckpoint isa(forged("isa", "a machine of the future"), "the cue task, seed 1\n", other.agent, other.rollout,
+                       &other.curve);
+  CHECK_THROWS_WITH(isa.resume_or_start(), Catch::Contains("was written by a build for a machine of the future"));
+  PpoRunCheckpoint format(forged("format", "memtrace.ppo.1"), "the cue task, seed 1\n", other.agent, other.rollout,
+                          &other.curve);
+  CHECK_THROWS_WITH(format.resume_or_start(), Catch::Contains("is not the checkpoint of a PPO run"));
+  CHECK(state_of(other) == before);
+
+  // Damaged (a byte of a tensor flipped, or cut short): the run starts again, saying why.
+  for (const bool truncate : {false, true}) {
+    std::string damaged = bytes;
+    if (truncate)
+      damaged.resize(damaged.size() / 2);
+    else
+      damaged[damaged.size() - 3] ^= 1;
+    const auto p = dir / (truncate ? "truncated.safetensors" : "flipped.safetensors");
+    write_text_atomically(p, damaged);
+    PpoRunCheckpoint checkpoint(p, "the cue task, seed 1\n", other.agent, other.rollout, &other.curve);
+    CHECK(checkpoint.resume_or_start() == RunStart::restarted);
+    CHECK_THAT(checkpoint.damage(), Catch::Contains(truncate ? "parse_safetensors" : "checksum"));
+    CHECK(state_of(other) == before);
+  }
+  CHECK_THROWS_WITH(PpoRunCheckpoint(path, "", other.agent, other.rollout, nullptr, {.seconds = -1}),
+                    "PpoRunCheckpoint: every.seconds must be non-negative and finite, got -1");
+}
+
+TEST_CASE("on_updates calls the pieces in order and stops at the first that returns false; FreezeNormalizerAt's update",
+          "[ppo]") {
+  std::vector<int> calls;
+  auto first = [&](const PpoStats&) { calls.push_back(1); };
+  auto second = [&](const PpoStats& s) {
+    calls.push_back(2);
+    return s.update < 2;
+  };
+  auto third = [&](const PpoStats&) {
+    calls.push_back(3);
+    return true;
+  };
+  auto hook = on_updates(first, second, third);
+  PpoStats stats;
+  stats.update = 1;
+  CHECK(hook(stats));
+  stats.update = 2;
+  CHECK_FALSE(hook(stats));
+  CHECK(calls == std::vector<int>{1, 2, 3, 1, 2});
+
+  Run run = make_run(1);
+  CHECK(FreezeNormalizerAt(run.agent, 0.07, 100).after() == 7);
+  CHECK(FreezeNormalizerAt(run.agent, 0.001, 100).after() == 1);
+  CHECK(FreezeNormalizerAt(run.agent, 1.0, 100).after() == 100);
+  CHECK_THROWS_WITH(FreezeNormalizerAt(run.agent, 0.0, 100), "FreezeNormalizerAt: fraction must be in (0, 1], got 0");
+  FreezeNormalizerAt never(run.agent, 1.0, 4);
+  for (std::size_t u = 1; u <= 4; ++u) {
+    stats.update = u;
+    never(stats);
+  }
+  CHECK_FALSE(run.agent.normalizer().frozen());
+}
+
+}  // namespace ppo_run_test
