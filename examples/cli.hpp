@@ -3,12 +3,14 @@
 // --version says what built the program (build_info.hpp). Shared by the examples only.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "build_info.hpp"
@@ -67,6 +69,77 @@ inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string&
       ->expected(1, -1);
   app.add_flag("--allow-version-change", flags.allow_version_change,
                "Resume a results folder written by another memtrace version (provenance.txt)");
+}
+
+/// Adds PPO's flags, each bound to its field of `p` (a PpoOptions; a template so that the programs
+/// without PPO do not compile it), their defaults those of the program's recipe: --n-envs, --n-steps,
+/// --gae-lambda, --epochs, --minibatches, --clip, --vf-coef, --ent-coef, --max-grad-norm, --lr,
+/// --constant-lr, --adam-eps, --hidden, --reward-scale and, for a Gaussian policy, --initial-log-std.
+/// The discount is each program's own (a sweep key in ppo_tmaze).
+template <class PpoOptions>
+void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
+  const auto in = [](const char* what, bool (*ok)(double)) { return number_check(what, ok); };
+  const auto positive_int = in("an integer of at least 1", [](double x) { return x >= 1; });
+  const auto positive = in("positive and finite", [](double x) { return x > 0 && x < 1e308; });
+  const auto non_negative = in("non-negative and finite", [](double x) { return x >= 0 && x < 1e308; });
+  app.add_option("--n-envs", p.n_envs, "Environments in lockstep")->check(positive_int);
+  app.add_option("--n-steps", p.n_steps, "Rollout steps per update")->check(positive_int);
+  app.add_option("--gae-lambda", p.gae_lambda, "GAE's λ")->check(in("in [0, 1]", [](double x) {
+    return x >= 0 && x <= 1;
+  }));
+  app.add_option("--epochs", p.epochs, "Epochs per update")->check(positive_int);
+  app.add_option("--minibatches", p.minibatches, "Minibatches per epoch")->check(positive_int);
+  app.add_option("--clip", p.clip_epsilon, "Clip ε of the ratio")->check(positive);
+  app.add_option("--vf-coef", p.vf_coef, "Weight of the value loss")->check(non_negative);
+  app.add_option("--ent-coef", p.ent_coef, "Weight of the entropy bonus")->check(non_negative);
+  app.add_option("--max-grad-norm", p.max_grad_norm, "Global gradient-norm clip over both networks")->check(positive);
+  app.add_option("--lr", p.learning_rate, "Adam's learning rate (decayed linearly to 0)")->check(non_negative);
+  app.add_flag("!--constant-lr", p.anneal_lr, "Do not decay the learning rate");
+  app.add_option("--adam-eps", p.adam.epsilon, "Adam's ε (added to the root of the second moment)")->check(positive);
+  app.add_option("--hidden", p.hidden_sizes, "Hidden layer sizes of the actor and of the critic")
+      ->check(positive_int)
+      ->expected(1, -1);
+  app.add_option("--reward-scale", p.reward_scale, "Rewards are multiplied by it before GAE")->check(positive);
+  if (gaussian)
+    app.add_option("--initial-log-std", p.initial_log_std, "The policy's initial log standard deviation")
+        ->check(in("in [-10, 10]", [](double x) { return x >= -10 && x <= 10; }));
+}
+
+/// Lines "name=value" of an experiment's description for the PPO settings of `p` that differ from
+/// the program's `recipe` and are not among `recorded` (the names its description always writes):
+/// a results folder's experiment.txt gains a line only for a setting not at its default, so that
+/// folders written before a flag existed keep resuming.
+template <class PpoOptions>
+[[nodiscard]] std::string ppo_settings_changed(const PpoOptions& p, const PpoOptions& recipe,
+                                               const std::vector<std::string>& recorded) {
+  const auto number = [](auto x) {
+    char buffer[64];
+    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, x).ptr);
+  };
+  std::string hidden, recipe_hidden;
+  for (const auto h : p.hidden_sizes) hidden += number(h) + " ";
+  for (const auto h : recipe.hidden_sizes) recipe_hidden += number(h) + " ";
+  const std::pair<std::string, std::pair<std::string, std::string>> settings[] = {
+      {"n_envs", {number(p.n_envs), number(recipe.n_envs)}},
+      {"n_steps", {number(p.n_steps), number(recipe.n_steps)}},
+      {"gae_lambda", {number(p.gae_lambda), number(recipe.gae_lambda)}},
+      {"epochs", {number(p.epochs), number(recipe.epochs)}},
+      {"minibatches", {number(p.minibatches), number(recipe.minibatches)}},
+      {"clip", {number(p.clip_epsilon), number(recipe.clip_epsilon)}},
+      {"vf_coef", {number(p.vf_coef), number(recipe.vf_coef)}},
+      {"ent_coef", {number(p.ent_coef), number(recipe.ent_coef)}},
+      {"max_grad_norm", {number(p.max_grad_norm), number(recipe.max_grad_norm)}},
+      {"learning_rate", {number(p.learning_rate), number(recipe.learning_rate)}},
+      {"anneal_lr", {number(int(p.anneal_lr)), number(int(recipe.anneal_lr))}},
+      {"adam_eps", {number(p.adam.epsilon), number(recipe.adam.epsilon)}},
+      {"hidden", {hidden, recipe_hidden}},
+      {"reward_scale", {number(p.reward_scale), number(recipe.reward_scale)}},
+      {"initial_log_std", {number(p.initial_log_std), number(recipe.initial_log_std)}}};
+  std::string lines;
+  for (const auto& [name, values] : settings)
+    if (values.first != values.second && std::find(recorded.begin(), recorded.end(), name) == recorded.end())
+      lines += name + "=" + values.first + "\n";
+  return lines;
 }
 
 /// The flags of a resumable training run (docs/control.md, "A training run"), as given.

@@ -274,7 +274,11 @@ std::string describe(const Options& o) {
     << "\nreward_scale=" << csv_field(p.reward_scale) << "\ninitial_log_std=" << csv_field(p.initial_log_std)
     << "\nhidden=";
   for (const std::size_t h : p.hidden_sizes) d << h << ' ';
-  d << "\nisa=" << instruction_set() << '\n';
+  d << '\n'
+    << examples::ppo_settings_changed(p, Options::recipe(),
+                                      {"n_envs", "n_steps", "epochs", "minibatches", "gae_lambda", "learning_rate",
+                                       "ent_coef", "reward_scale", "initial_log_std", "hidden"})
+    << "isa=" << instruction_set() << '\n';
   return d.str();
 }
 
@@ -414,8 +418,6 @@ int main(int argc, char** argv) {
   const CLI::Validator positive_int =
       examples::number_check("an integer of at least 1", [](double x) { return x >= 1; });
   const CLI::Validator unit = examples::number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
-  const CLI::Validator positive = examples::number_check(
-      "positive and finite", [](double x) { return x > 0 && x < std::numeric_limits<double>::infinity(); });
   app.add_option("--observations", o.observations, "full (cos θ, sin θ, θ̇) and/or hidden (cos θ, sin θ)")
       ->check(CLI::IsMember({"full", "hidden"}))
       ->expected(1, -1);
@@ -439,22 +441,8 @@ int main(int argc, char** argv) {
       ->check(positive_int);
   app.add_option("--curve-points", o.curve_points, "Points of each run's learning curve")
       ->check(examples::number_check("an integer in [1, 10^4]", [](double x) { return x >= 1 && x <= 1e4; }));
-  app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
-  app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
-  app.add_option("--epochs", o.ppo.epochs, "Epochs per update")->check(positive_int);
-  app.add_option("--minibatches", o.ppo.minibatches, "Minibatches per epoch")->check(positive_int);
   app.add_option("--discount", o.ppo.discount, "Discount γ")->check(unit);
-  app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
-  app.add_option("--lr", o.ppo.learning_rate, "Adam's learning rate (decayed linearly to 0)")->check(positive);
-  app.add_option("--ent-coef", o.ppo.ent_coef, "Weight of the entropy bonus")
-      ->check(examples::number_check("non-negative and finite",
-                                     [](double x) { return x >= 0 && x < std::numeric_limits<double>::infinity(); }));
-  app.add_option("--reward-scale", o.ppo.reward_scale, "Rewards are multiplied by it before GAE")->check(positive);
-  app.add_option("--initial-log-std", o.ppo.initial_log_std, "The policy's initial log standard deviation")
-      ->check(examples::number_check("in [-10, 10]", [](double x) { return x >= -10 && x <= 10; }));
-  app.add_option("--hidden", o.ppo.hidden_sizes, "Hidden layer sizes of the actor and of the critic")
-      ->check(positive_int)
-      ->expected(1, -1);
+  examples::add_ppo_flags(app, o.ppo, true);
   app.add_option("--out", o.out, "Output folder (a sweep resumes the runs it holds)");
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   app.add_option("--threads", o.threads, "Worker threads (0: all cores)")

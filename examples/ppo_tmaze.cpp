@@ -19,32 +19,25 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <limits>
 #include <map>
 #include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/experiment/results.hpp>
-#include <memtrace/experiment/results_folder.hpp>
 #include <memtrace/experiment/statistics.hpp>
-#include <memtrace/experiment/sweep.hpp>
+#include <memtrace/experiment/sweep_runner.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
-#include <memtrace/loop/checkpoint.hpp>
-#include <memtrace/loop/learning_curve.hpp>
-#include <memtrace/loop/ppo.hpp>
+#include <memtrace/loop/ppo_run.hpp>
 #include <memtrace/memory/checkpoint.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
-#include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,9 +94,8 @@ struct Options {
   bool eval_greedy = false;             // evaluate the most probable action instead of sampling
   double freeze_normalizer_at = 1.0;    // +norm: freeze the statistics after this fraction of the updates
   std::string load_agent, save_agent;   // one run: start from saved weights, save the trained ones
-  std::size_t checkpoint_updates = 0;   // --checkpoint-every N: a checkpoint every N updates, or
-  double checkpoint_seconds = 300;      // --checkpoint-every Ns: every N seconds of a run (0 and 0: none)
-  std::size_t stop_after = 0;           // --stop-after U: stop every run after update U, as if killed
+  examples::RunFlags run;               // --checkpoint-every, --stop-after
+  CheckpointEvery checkpoint_every;     // --checkpoint-every, read
   PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
   bool textbook_truncation = false;
   std::string out = "ppo_tmaze_out";
@@ -149,7 +141,6 @@ struct Evaluation {
 };
 
 struct RunResult {
-  bool stopped = false;      // --stop-after stopped it: nothing else is set
   double train_success = 0;  // over all training episodes
   double eval_success = 0;   // Evaluation::success of the evaluation --eval-greedy chooses
   double eval_goal = 0;
@@ -162,76 +153,14 @@ struct RunResult {
   std::vector<CurvePoint> curve;  // success and diagnostics since the last point
 };
 
-/// Trains `agent` to `total` steps (from where a checkpoint left it), recording the learning curve,
-/// writing a checkpoint of the run (agent, rollout, curve, the time so far) to `checkpoint` as
-/// --checkpoint-every says and once training ends. Returns false if --stop-after stopped it.
-template <class Agent, class R>
-bool train_curve(const Options& o, Agent& agent, R& rollout, LearningCurve& curve, std::size_t batch, std::size_t total,
-                 bool progress, const fs::path& checkpoint,
-                 const std::function<std::map<std::string, std::string>()>& times) {
-  // Progress on stderr: on a terminal in place, into a log a line every 30 s.
-  ProgressLine line(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, progress);
-  const auto recent = [&] {
-    if (!line.enabled()) return std::string();  // a sweep's runs show no line
-    const double r = curve.recent_success_rate();
-    return "success (last 100 episodes) " + (std::isnan(r) ? std::string("-") : std::to_string(r).substr(0, 4));
-  };
-  // The statistics stop moving after the nearest whole number of updates to F x updates, at least
-  // one (F = 1: never); the nearest, so that 0.07 x 100 is 7 although the product is 7.000000000000001.
-  const auto freeze_after = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::llround(o.freeze_normalizer_at * static_cast<double>(total / batch))));
-  const bool checkpoints = !checkpoint.empty() && (o.checkpoint_updates > 0 || o.checkpoint_seconds > 0);
-  auto last_checkpoint = Clock::now();
-  const auto save = [&] {
-    save_ppo_run(checkpoint, agent, rollout, &curve, times());
-    last_checkpoint = Clock::now();
-  };
-  bool stopped = false;
-  const std::size_t done = agent.updates() * batch;  // a resumed run starts where its checkpoint was
-  if (done < total) {
-    train(agent, rollout, total - done, [&](const PpoStats& stats) {
-      curve.record(stats);
-      if (stats.update == freeze_after && o.freeze_normalizer_at < 1.0) agent.freeze_normalizer();
-      line.update(stats.env_steps, recent());
-      if (checkpoints && stats.env_steps < total &&
-          (o.checkpoint_updates > 0
-               ? stats.update % o.checkpoint_updates == 0
-               : std::chrono::duration<double>(Clock::now() - last_checkpoint).count() >= o.checkpoint_seconds))
-        save();
-      stopped = stats.update == o.stop_after;
-      return !stopped;
-    });
-  }
-  if (!stopped && checkpoints && done < total) save();  // the evaluation and the files are still to come
-  if (stopped) return false;
-  line.finish(total, recent());
-  return true;
-}
-
-/// Refuses the checkpoint at `path` (if there is one) unless it is of the run `identity` (its
-/// flags' description), so that a killed run is resumed only by the same command; a checkpoint that
-/// cannot be read at all is left to train_with, which starts the run again.
-void check_checkpoint_run(const fs::path& path, const std::string& identity) {
-  if (!fs::exists(path)) return;
-  std::map<std::string, std::string> metadata;
-  try {
-    metadata = read_checkpoint(path, ppo_run_format).metadata;
-  } catch (const std::invalid_argument&) {
-    return;
-  }
-  const auto run = metadata.find("run");
-  if (run == metadata.end() || run->second != identity)
-    throw std::runtime_error(path.string() +
-                             " is the checkpoint of another run: resume it with its own flags, or delete it");
-}
-
 /// Trains one agent with `memory` (copied into every environment), or loads it (--load-agent) and
-/// trains it on, evaluates it and, in a single run (progress), evaluates it with the other action
-/// selection too and keeps its weights (--save-agent). With a `checkpoint` path the run resumes
-/// from the checkpoint there (a run of `identity`: another run's is refused) and writes its own.
+/// trains it on, evaluates it and, in a single run, evaluates it with the other action selection
+/// too and keeps its weights (--save-agent). With a `checkpoint` path the run resumes from the
+/// checkpoint there (of the run `identity`: another run's is refused) and writes its own as
+/// --checkpoint-every says. std::nullopt: --stop-after stopped it.
 template <class M>
-RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, bool progress,
-                     const fs::path& checkpoint = {}, const std::string& identity = {}) {
+std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const M& memory, bool single,
+                                    const fs::path& checkpoint, const std::string& identity) {
   using Phi = features_t<M>;
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
@@ -254,39 +183,28 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
     throw std::invalid_argument("--steps " + std::to_string(spec.steps) +
                                 " is less than one update of n_envs x n_steps = " + std::to_string(batch) + " steps");
   RunResult result;
-  double seconds_before = 0, cpu_before = 0;  // of the processes before a resume
+  // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
+  // episodes that ended since the previous point (reward 1 exactly on the success cell).
+  LearningCurve curve(std::max(total, batch), batch, {.points = o.curve_points, .success_return = 0.5});
+  std::optional<PpoRunCheckpoint<Ppo<Phi>, decltype(rollout)>> saved;
+  if (total > 0 && !checkpoint.empty()) {
+    saved.emplace(checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
+    const RunStart found = saved->resume_or_start();
+    if (found == RunStart::resumed && single)
+      std::printf("resumed from %s after %zu updates\n", checkpoint.c_str(), agent.updates());
+    if (found == RunStart::restarted)  // the machine crashed while writing it
+      std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
+                   saved->damage().c_str());
+  }
   if (total > 0) {
-    // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
-    // episodes that ended since the previous point (reward 1 exactly on the success cell).
-    LearningCurve curve(total, batch, {.points = o.curve_points, .success_return = 0.5});
-    if (!checkpoint.empty() && fs::exists(checkpoint)) {
-      check_checkpoint_run(checkpoint, identity);
-      try {  // all or nothing: a refused checkpoint leaves agent, rollout and curve fresh
-        const auto times = load_ppo_run(checkpoint, agent, rollout, &curve);
-        const auto number = [&](const char* entry) {  // the time before the kill (0 if unreadable)
-          const auto it = times.find(entry);
-          double x = 0;
-          if (it != times.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), x);
-          return x;
-        };
-        seconds_before = number("seconds");
-        cpu_before = number("cpu_seconds");
-        if (progress) std::printf("resumed from %s after %zu updates\n", checkpoint.c_str(), agent.updates());
-      } catch (const std::invalid_argument& e) {  // damaged (the machine crashed while writing): start again
-        std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
-                     e.what());
-      }
-    }
-    const auto times = [&] {
-      return std::map<std::string, std::string>{
-          {"run", identity},
-          {"seconds", csv_field(seconds_before + std::chrono::duration<double>(Clock::now() - start).count())},
-          {"cpu_seconds", csv_field(cpu_before + thread_cpu_seconds() - cpu_start)}};
-    };
-    if (!train_curve(o, agent, rollout, curve, batch, total, progress, checkpoint, times)) {
-      result.stopped = true;
-      return result;
-    }
+    // Progress on stderr: on a terminal in place, into a log a line every 30 s.
+    TrainingProgress progress(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, &curve, single);
+    FreezeNormalizerAt freeze(agent, o.freeze_normalizer_at, total / batch);
+    StopAfter stop{o.run.stop_after};
+    const auto save = [&](const PpoStats& s) { return !saved || s.env_steps == total || (*saved)(s); };
+    if (!train_to(agent, rollout, total, on_updates(curve, freeze, progress, save, stop))) return std::nullopt;
+    if (saved) saved->finish();  // the evaluation and the files are still to come
+    progress.finish(total);
     result.train_episodes = curve.episodes_ended();
     result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
     result.curve = curve.points();
@@ -312,9 +230,9 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
   result.eval_success = e.success;
   result.eval_goal = e.goal;
   result.eval_steps = e.steps;
-  result.seconds = seconds_before + std::chrono::duration<double>(Clock::now() - start).count();
-  result.cpu_seconds = cpu_before + thread_cpu_seconds() - cpu_start;
-  if (progress) {  // a single run: not timed, on a stream of its own
+  result.seconds = saved ? saved->seconds() : std::chrono::duration<double>(Clock::now() - start).count();
+  result.cpu_seconds = saved ? saved->cpu_seconds() : thread_cpu_seconds() - cpu_start;
+  if (single) {  // not timed, on a stream of its own
     result.other = evaluation(o.eval_greedy ? ActionSelection::sample : ActionSelection::greedy, po.n_envs + 2);
     if (!o.save_agent.empty()) result.weights = ppo_weights(agent);  // written after the run's files
   }
@@ -323,8 +241,9 @@ RunResult train_with(const Options& o, const RunSpec& spec, const M& memory, boo
 
 constexpr std::size_t view_dim = MinigridTMaze::observation_dim;
 
-RunResult run_one(const Options& o, const RunSpec& spec, const std::vector<double>& lambdas, std::size_t frames,
-                  bool progress, const fs::path& checkpoint = {}, const std::string& identity = {}) {
+std::optional<RunResult> run_one(const Options& o, const RunSpec& spec, const std::vector<double>& lambdas,
+                                 std::size_t frames, bool progress, const fs::path& checkpoint,
+                                 const std::string& identity) {
   switch (spec.memory.kind) {
     case MemoryKind::trace:
     case MemoryKind::trace_slow:
@@ -432,14 +351,17 @@ int single(const Options& o) {
   // A killed run resumes from its checkpoint (--checkpoint-every), which is removed once its files
   // are written; another run's checkpoint is refused before anything in the folder changes.
   const fs::path checkpoint = dir / "checkpoint.safetensors";
-  check_checkpoint_run(checkpoint, what.str());
+  (void)check_run_checkpoint(checkpoint, what.str());
   write_text_atomically(dir / "run.txt", what.str());
-  const RunResult r = run_one(o, spec, lambdas, frames, true, checkpoint, what.str());
-  if (r.stopped) {
+  const bool checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0;
+  const std::optional<RunResult> result =
+      run_one(o, spec, lambdas, frames, true, checkpoints ? checkpoint : fs::path(), what.str());
+  if (!result) {
     std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
-                o.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");
+                o.run.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");
     return 3;
   }
+  const RunResult& r = *result;
   std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
   for (const CurvePoint& p : r.curve) {
     curve += csv_field(p.env_steps) + "," + field(p.success_rate()) + "\n";
@@ -510,8 +432,11 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << "\neval_steps=" << o.eval_steps << (o.eval_greedy ? "\nevaluation=greedy" : "")
     << (o.freeze_normalizer_at < 1.0 ? "\nfreeze_normalizer_at=" + csv_field(o.freeze_normalizer_at) : "")
     << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip)
-    << " (memories named +norm)"
-    << "\nisa=" << instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
+    << " (memories named +norm)\n"
+    << examples::ppo_settings_changed(p, PpoOptions{},
+                                      {"n_envs", "n_steps", "gae_lambda", "epochs", "minibatches", "clip", "vf_coef",
+                                       "ent_coef", "max_grad_norm", "learning_rate", "anneal_lr", "hidden"})
+    << "isa=" << instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
 
@@ -527,7 +452,6 @@ int sweep(const Options& o, bool lambdas_given) {
                                                "discount", "at_steps", "success"};
   std::vector<std::string> diagnostics_header{"memory", "corridor", "seed", "steps", "discount", "at_steps"};
   diagnostics_header.insert(diagnostics_header.end(), diagnostics_columns.begin(), diagnostics_columns.end());
-  const std::vector<std::string> files{"runs.csv", "curves.csv", "diagnostics.csv"};
 
   std::vector<MemoryChoice> kinds;
   for (const std::string& name : o.memories) kinds.push_back(parse_memory(name));
@@ -543,102 +467,57 @@ int sweep(const Options& o, bool lambdas_given) {
   const auto key_of = [](const RunSpec& r) {
     return csv_row(name_of(r.memory), r.corridor, r.seed, r.steps, r.discount);
   };
-
-  // A merge checks every file of every shard (one experiment, every run and every curve point
-  // exactly once) before --out is touched, and writes runs.csv last, since a run counts as finished
-  // once its runs.csv row exists. The sweep below then finds every run done and
-  // writes the summary as after a run on one machine.
-  std::vector<MergeSpec> merge_specs;
-  if (!o.split.shard_folders.empty()) {
-    const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
-    MergeSpec runs_spec{{}, "runs.csv", runs_header, 5, {}};
-    MergeSpec curves_spec{{}, "curves.csv", curves_header, 6, {}};
-    for (const RunSpec& spec : specs) {
-      runs_spec.keys.push_back(key_of(spec));
-      std::vector<std::size_t> at = curve_steps(spec.steps, batch, o.curve_points);
-      at.erase(std::unique(at.begin(), at.end()), at.end());
-      for (const std::size_t steps : at) {
-        auto key = key_of(spec);
-        key.push_back(csv_field(steps));
-        curves_spec.keys.push_back(std::move(key));
-      }
+  // The plan: a run writes its runs.csv row (which marks it finished), and a row of curves.csv and
+  // of diagnostics.csv at each point of its learning curve. Longest runs start first, so that no
+  // thread is left with a long run after the others have finished.
+  SweepPlan plan{
+      description,
+      {{"runs.csv", runs_header, 5}, {"curves.csv", curves_header, 6}, {"diagnostics.csv", diagnostics_header, 6}},
+      {}};
+  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
+  for (const RunSpec& spec : specs) {
+    SweepRun run{{{key_of(spec)}, {}, {}}, run_cost(o, spec, lambdas_given)};
+    std::vector<std::size_t> at = curve_steps(spec.steps, batch, o.curve_points);
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+    for (const std::size_t steps : at) {
+      run.keys[1].push_back(key_of(spec));
+      run.keys[1].back().push_back(csv_field(steps));
     }
-    MergeSpec diagnostics_spec{{}, "diagnostics.csv", diagnostics_header, 6, curves_spec.keys};
-    merge_specs = {std::move(runs_spec), std::move(curves_spec), std::move(diagnostics_spec)};
+    run.keys[2] = run.keys[1];
+    plan.runs.push_back(std::move(run));
   }
-  const std::vector<MergedFile> merged = open_results_folder(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merge_specs), files);
-  if (!merged.empty())
-    std::printf("merged %zu runs (%zu new) and %zu curve points (%zu new) from %zu folders into %s\n", merged[0].rows,
-                merged[0].appended, merged[1].rows, merged[1].appended, o.split.shard_folders.size(), dir.c_str());
-  {
-    ResultsCsv runs(dir / "runs.csv", runs_header, 5);
-    ResultsCsv curves(dir / "curves.csv", curves_header, 6);
-    ResultsCsv diagnostics(dir / "diagnostics.csv", diagnostics_header, 6);
-    std::vector<std::size_t> todo =
-        runs_to_do(o.shard, specs.size(), [&](std::size_t i) { return runs.contains(key_of(specs[i])); });
-    // Longest runs first, so that no thread is left with a long run after the others have
-    // finished (each run's numbers depend on its key only, not on when it runs).
-    std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
-      return run_cost(o, specs[a], lambdas_given) > run_cost(o, specs[b], lambdas_given);
-    });
-    // Each run checkpoints into checkpoints/ (--checkpoint-every) and resumes from there; a run's
-    // checkpoint is removed once its runs.csv row exists (--merge reads the CSV files only).
-    const fs::path checkpoints = dir / "checkpoints";
-    if (o.checkpoint_updates > 0 || o.checkpoint_seconds > 0) fs::create_directories(checkpoints);
-    std::atomic<std::size_t> stopped{0};
-    parallel_runs(
-        todo.size(),
-        [&](std::size_t j) {
-          const RunSpec& spec = specs[todo[j]];
-          std::string name = csv_line(key_of(spec));  // memory,corridor,seed,steps,discount
-          name.pop_back();
-          std::replace(name.begin(), name.end(), ',', '_');
-          const fs::path checkpoint = checkpoints / (name + ".safetensors");
-          const RunResult r =
-              run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given), frames_of(o, spec.corridor),
-                      false, checkpoint, description + "run=" + name + "\n");
-          if (r.stopped) {
-            ++stopped;
-            return;
-          }
-          // The curve first: a run counts as finished once its runs.csv row exists.
-          for (const CurvePoint& p : r.curve) {
-            auto row = key_of(spec);
-            row.push_back(csv_field(p.env_steps));
-            if (!diagnostics.contains(row)) {
-              auto d = row;
-              for (std::string& x : diagnostics_row(p)) d.push_back(std::move(x));
-              diagnostics.append(d);
-            }
-            if (curves.contains(row)) continue;
-            row.push_back(field(p.success_rate()));
-            curves.append(row);
-          }
+  // Each run checkpoints into checkpoints/ (--checkpoint-every) and resumes from there.
+  const SweepOutcome outcome = run_sweep(
+      examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
+      [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+        const RunSpec& spec = specs[c.index];
+        const std::optional<RunResult> r =
+            run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given), frames_of(o, spec.corridor),
+                    false, c.checkpoint, description + "run=" + sweep_run_name(key_of(spec)) + "\n");
+        if (!r) return std::nullopt;
+        SweepRows rows(3);
+        for (const CurvePoint& p : r->curve) {  // one row per point's steps: the first if two points share them
           auto row = key_of(spec);
-          for (double x : {r.train_success, r.eval_success, r.eval_goal, r.seconds, r.cpu_seconds})
-            row.push_back(csv_field(x));
-          runs.append(row);
-          fs::remove(checkpoint);
-        },
-        SweepOptions{.threads = o.threads, .progress = true, .label = "ppo_tmaze runs"});
-    if (stopped > 0) {
-      std::printf(
-          "stopped %zu runs after update %zu (--stop-after); run the same command without --stop-after to resume "
-          "them\n",
-          stopped.load(), o.stop_after);
-      return 3;
-    }
-    std::error_code ignored;
-    fs::remove(checkpoints, ignored);  // empty once every run is done (else it stays: nothing is lost)
-  }
-  if (!o.shard.whole()) {
-    // A shard writes its runs only: the summary needs every seed, so it is the merge's.
-    std::printf("shard %s: %zu of %zu runs in %s, %.1f s\n", o.shard.to_string().c_str(), o.shard.size(specs.size()),
-                specs.size(), (dir / "runs.csv").c_str(), std::chrono::duration<double>(Clock::now() - start).count());
-    std::printf("%s", examples::merge_hint(o.shard).c_str());
-    return 0;
-  }
+          row.push_back(csv_field(p.env_steps));
+          if (!rows[1].empty() && rows[1].back()[5] == row[5]) continue;
+          rows[2].push_back(row);
+          for (std::string& x : diagnostics_row(p)) rows[2].back().push_back(std::move(x));
+          row.push_back(field(p.success_rate()));
+          rows[1].push_back(std::move(row));
+        }
+        rows[0].push_back(key_of(spec));
+        for (double x : {r->train_success, r->eval_success, r->eval_goal, r->seconds, r->cpu_seconds})
+          rows[0][0].push_back(csv_field(x));
+        return rows;
+      },
+      {.threads = o.threads,
+       .progress = true,
+       .label = "ppo_tmaze runs",
+       .checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0,
+       .open_folder = true,
+       .report = true});
+  if (!outcome.complete()) return 3;
+  if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
   const RunsBySetting runs(read_csv(dir / "runs.csv", 5), 5, 2, o.seeds);  // key: memory, corridor, seed, ...
@@ -695,7 +574,6 @@ int sweep(const Options& o, bool lambdas_given) {
   // evenly over its steps, so that memories of different cost per step compare per unit of compute.
   const RunsBySetting points(read_csv(dir / "curves.csv", 6), 6, 2, o.seeds);  // memory, corridor, seed, ...
   std::string curves = "memory,corridor,discount,steps,at_steps,seeds_with_episodes,success_mean,cpu_seconds\n";
-  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     for (const MemoryChoice kind : kinds)
       for (double discount : o.discounts) {
@@ -752,10 +630,6 @@ int main(int argc, char** argv) {
   const CLI::Validator positive_int = number_check("an integer of at least 1", [](double x) { return x >= 1; });
   const CLI::Validator unit = number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
   const CLI::Validator unit_open = number_check("in [0, 1)", [](double x) { return x >= 0 && x < 1; });
-  const CLI::Validator non_negative = number_check(
-      "non-negative and finite", [](double x) { return x >= 0 && x < std::numeric_limits<double>::infinity(); });
-  const CLI::Validator positive = number_check(
-      "positive and finite", [](double x) { return x > 0 && x < std::numeric_limits<double>::infinity(); });
   std::string memory = "trace";
   app.add_option("--memory", memory,
                  "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack; a trace with +norm "
@@ -799,33 +673,8 @@ int main(int argc, char** argv) {
                  "One run: start from the weights of --save-agent (with a fresh optimiser); --steps 0 only evaluates")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
-  std::string checkpoint_every = "300s";
-  app.add_option("--checkpoint-every", checkpoint_every,
-                 "Checkpoint every run every N updates (N) or every N seconds of its work (Ns), and once its training "
-                 "ends, into --out; a killed run resumes from its checkpoint when run again with the same flags "
-                 "(0: no checkpoints)")
-      ->type_name("N|Ns")
-      ->capture_default_str();
-  app.add_option("--stop-after", o.stop_after,
-                 "Stop every run after this many updates, as if killed there (its checkpoint stays; the program exits "
-                 "with status 3): to try resumption")
-      ->check(positive_int);
-  app.add_option("--n-envs", o.ppo.n_envs, "Environments in lockstep")->check(positive_int);
-  app.add_option("--n-steps", o.ppo.n_steps, "Rollout steps per update")->check(positive_int);
-  app.add_option("--gae-lambda", o.ppo.gae_lambda, "GAE's λ")->check(unit);
-  app.add_option("--epochs", o.ppo.epochs, "Epochs per update")->check(positive_int);
-  app.add_option("--minibatches", o.ppo.minibatches, "Minibatches per epoch")->check(positive_int);
-  app.add_option("--clip", o.ppo.clip_epsilon, "Clip ε of the ratio")->check(positive);
-  app.add_option("--vf-coef", o.ppo.vf_coef, "Weight of the value loss")->check(non_negative);
-  app.add_option("--ent-coef", o.ppo.ent_coef, "Weight of the entropy bonus")->check(non_negative);
-  app.add_option("--max-grad-norm", o.ppo.max_grad_norm, "Global gradient-norm clip over both networks")
-      ->check(positive);
-  app.add_option("--lr", o.ppo.learning_rate, "Adam's learning rate (decayed linearly to 0)")->check(non_negative);
-  bool constant_lr = false;
-  app.add_flag("--constant-lr", constant_lr, "Do not decay the learning rate");
-  app.add_option("--hidden", o.ppo.hidden_sizes, "Hidden layer sizes of the actor and of the critic")
-      ->check(positive_int)
-      ->expected(1, -1);
+  examples::add_run_flags(app, o.run);
+  examples::add_ppo_flags(app, o.ppo, false);
   app.add_flag("--textbook-truncation", o.textbook_truncation,
                "Bootstrap a truncated episode from its final observation (default: the official code's quirk, which "
                "chains into the next episode)");
@@ -877,23 +726,9 @@ int main(int argc, char** argv) {
                             "Sweeps: ");
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
-  {  // --checkpoint-every N or Ns
-    const bool seconds = !checkpoint_every.empty() && checkpoint_every.back() == 's';
-    const std::string number = seconds ? checkpoint_every.substr(0, checkpoint_every.size() - 1) : checkpoint_every;
-    std::size_t value = 0;
-    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (number.empty() || error != std::errc() || end != number.data() + number.size() || value > 1'000'000'000) {
-      std::fprintf(stderr,
-                   "ppo_tmaze: --checkpoint-every must be N (updates) or Ns (seconds), N in [0, 10^9], got %s\n",
-                   checkpoint_every.c_str());
-      return 1;
-    }
-    o.checkpoint_updates = seconds ? 0 : value;
-    o.checkpoint_seconds = seconds ? static_cast<double>(value) : 0.0;
-  }
-  o.ppo.anneal_lr = !constant_lr;
   const bool lambdas_given = app.count("--lambdas") > 0;
   try {
+    o.checkpoint_every = parse_checkpoint_every(o.run.checkpoint_every, "--checkpoint-every");
     o.shard = examples::parse_sweep_flags(app, o.split);
     const bool sweep_preset = o.figure || o.quick || o.paper || o.long_corridors;
     if ((app.count("--shard") != 0 || !o.split.shard_folders.empty()) && !sweep_preset)

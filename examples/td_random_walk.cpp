@@ -21,10 +21,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <limits>
-#include <memtrace/experiment/results_folder.hpp>
+#include <memory>
+#include <memtrace/experiment/sweep_runner.hpp>
 #include <memtrace/memtrace.hpp>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -163,9 +165,10 @@ Eigen::VectorXd value_errors_of(const Exact& e, const Eigen::MatrixBase<Derived>
 
 /// One seed of one group: runs every learner of the group on the walk of that seed and returns the
 /// VE of each learner's weights after each step count in record_at (learner-major).
-std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& memories, const NoisyRandomWalk& walk,
-                              std::size_t seed, const Options& o, std::span<const std::size_t> record_at,
-                              const std::vector<std::shared_future<Exact>>& exact) {
+template <class Plan>
+std::vector<double> run_group(const Group& g, Plan& plan, const NoisyRandomWalk& walk, std::size_t seed,
+                              const Options& o, std::span<const std::size_t> record_at) {
+  const std::vector<MemorySpec>& memories = plan.memories;
   NoisyRandomWalk env = walk;
   auto gen = make_stream(o.seed, seed);
   const TdRun run{.steps = record_at.back(), .discount = o.discount};
@@ -177,7 +180,7 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
     // Traces: one memory (λ) per learner. A learner that diverged gets VE +inf.
     const auto record = [&](std::size_t, std::span<const TraceTd<>> learners) {
       for (std::size_t i = 0; i < k; ++i)
-        ve[i * record_at.size() + column] = value_errors_of(exact[g.memories[i]].get(), learners[i].weights())[0];
+        ve[i * record_at.size() + column] = value_errors_of(plan.exact(g.memories[i]), learners[i].weights())[0];
       ++column;
     };
     std::vector<TraceTd<>> learners;
@@ -186,7 +189,7 @@ std::vector<double> run_group(const Group& g, const std::vector<MemorySpec>& mem
   } else {
     // One bank of learners (one per step size) on one window memory.
     const auto record_bank = [&](std::size_t, const LinearTdBank& bank) {
-      const Exact& e = exact[g.memories.front()].get();  // one memory for the whole bank
+      const Exact& e = plan.exact(g.memories.front());  // one memory for the whole bank
       const Eigen::VectorXd errors = value_errors_of(e, bank.weights());
       for (std::size_t i = 0; i < k; ++i) ve[i * record_at.size() + column] = errors[static_cast<Eigen::Index>(i)];
       ++column;
@@ -248,12 +251,13 @@ std::vector<std::string> summary_fields(const MemorySpec& spec, double alpha, st
 }
 
 /// An experiment: memories, the groups of learners that share a pass, and the exact analysis of
-/// every memory (filled by the first tasks of a sweep; runs wait for their own memories only).
+/// every memory, computed once by the first run that needs it (runs wait for their own memories only).
 struct Plan {
   std::vector<MemorySpec> memories;
   std::vector<Group> groups;
-  std::vector<std::promise<Exact>> promises;
-  std::vector<std::shared_future<Exact>> exact;
+  const StationaryProcess* process = nullptr;
+  std::unique_ptr<std::once_flag[]> analysed;
+  std::vector<Exact> analyses;
 
   void add(const MemorySpec& spec, std::vector<double> alphas) {
     const std::size_t index = memories.size();
@@ -269,9 +273,15 @@ struct Plan {
       groups.push_back(Group{spec.kind, spec.m, std::vector<std::size_t>(alphas.size(), index), alphas});
     }
   }
-  void start() {
-    promises.resize(memories.size());
-    for (auto& p : promises) exact.push_back(p.get_future().share());
+  void start(const StationaryProcess& p) {
+    process = &p;
+    analysed = std::make_unique<std::once_flag[]>(memories.size());
+    analyses.resize(memories.size());
+  }
+  /// The exact analysis of memory mi (computed on first use; concurrent callers wait for it).
+  const Exact& exact(std::size_t mi) {
+    std::call_once(analysed[mi], [&] { analyses[mi] = analyse(*process, memories[mi]); });
+    return analyses[mi];
   }
 };
 
@@ -282,73 +292,52 @@ std::vector<std::string> run_key(const MemorySpec& spec, double alpha, std::size
   return key;
 }
 
-/// The key of every run of a plan, memory by memory, step size by step size, seed by seed: the
-/// rows a merge must find, in the order of the merged runs.csv.
-std::vector<std::vector<std::string>> run_keys(const Plan& plan, const Options& o) {
-  std::vector<std::vector<std::string>> keys;
-  for (const MemorySpec& spec : plan.memories)
-    for (double a : spec.kind == Kind::trace ? std::vector<double>{o.trace_alpha} : o.alphas)
-      for (std::size_t s = 0; s < o.seeds; ++s) keys.push_back(run_key(spec, a, s, nullptr));
-  return keys;
-}
-
-/// Runs every (group, seed) unit of `shard` of which `out` lacks a row (one pass over the walk
+/// Runs every (group, seed) unit of `shard` of which the folder lacks a row (one pass over the walk
 /// serves all learners of the group and all record points) and appends its rows as soon as it
 /// finishes. Unit group * seeds + seed is in shard I of N if that number mod N is I, so each shard
-/// gets an equal share of the seeds of every group (groups differ in cost by up to 10x). The exact
-/// analysis runs first on the same workers: of every memory for the whole sweep (its summary needs
-/// them all), of the memories of the pending units for a shard.
-void sweep(Plan& plan, const StationaryProcess& process, const NoisyRandomWalk& walk, const Options& o,
-           std::span<const std::size_t> record_at, ResultsCsv& out, bool with_steps, const std::string& label,
-           const Shard& shard = {}) {
-  struct Unit {
-    std::size_t group, seed;
-  };
-  const auto complete = [&](std::size_t unit) {  // every row of the unit is in `out`
-    const Group& g = plan.groups[unit / o.seeds];
-    for (std::size_t i = 0; i < g.alphas.size(); ++i)
-      for (const std::size_t& step : record_at)
-        if (!out.contains(
-                run_key(plan.memories[g.memories[i]], g.alphas[i], unit % o.seeds, with_steps ? &step : nullptr)))
-          return false;
-    return true;
-  };
-  std::vector<Unit> todo;
-  for (const std::size_t unit : runs_to_do(shard, plan.groups.size() * o.seeds, complete))
-    todo.push_back({unit / o.seeds, unit % o.seeds});
-  // Seed by seed, so that the groups' costs mix on the workers.
-  std::stable_sort(todo.begin(), todo.end(), [](const Unit& a, const Unit& b) { return a.seed < b.seed; });
-  std::vector<bool> needed(plan.memories.size(), shard.whole());
-  for (const Unit& u : todo)
-    for (std::size_t mi : plan.groups[u.group].memories) needed[mi] = true;
-  std::vector<std::size_t> analyses;  // memories to analyse
-  for (std::size_t mi = 0; mi < needed.size(); ++mi)
-    if (needed[mi]) analyses.push_back(mi);
-  parallel_runs(
-      analyses.size() + todo.size(),
-      [&](std::size_t i) {
-        if (i < analyses.size()) {
-          const std::size_t mi = analyses[i];
-          try {
-            plan.promises[mi].set_value(analyse(process, plan.memories[mi]));
-          } catch (...) {
-            plan.promises[mi].set_exception(std::current_exception());
-            throw;
-          }
-          return;
-        }
-        const Unit u = todo[i - analyses.size()];
-        const Group& g = plan.groups[u.group];
-        const std::vector<double> ve = run_group(g, plan.memories, walk, u.seed, o, record_at, plan.exact);
-        for (std::size_t a = 0; a < g.alphas.size(); ++a)
-          for (std::size_t r = 0; r < record_at.size(); ++r) {
-            auto row = run_key(plan.memories[g.memories[a]], g.alphas[a], u.seed, with_steps ? &record_at[r] : nullptr);
-            if (out.contains(row)) continue;
-            row.push_back(csv_field(ve[a * record_at.size() + r]));
-            out.append(row);
-          }
-      },
-      SweepOptions{.threads = o.threads, .progress = true, .label = label});
+/// gets an equal share of the seeds of every group. A unit's cost is its learners' features per
+/// step (a trace's |Y|, a window's one entry, a concatenation's m·|Y|) times its steps. Returns
+/// false if the sweep stopped early.
+SweepOutcome sweep(Plan& plan, const NoisyRandomWalk& walk, const Options& o, std::span<const std::size_t> record_at,
+                   const SweepRequest& request, const std::string& description, const std::string& file,
+                   bool with_steps, const std::string& label, bool open_folder) {
+  std::vector<std::string> header{"memory", "param", "alpha", "seed"};
+  if (with_steps) header.push_back("steps");
+  header.push_back("ve");
+  SweepPlan sweep_plan{description, {{file, header, header.size() - 1}}, {}};
+  const double y = static_cast<double>(walk.num_observations());
+  for (const Group& g : plan.groups)
+    for (std::size_t seed = 0; seed < o.seeds; ++seed) {
+      SweepRun run{{{}}, 0.0};
+      for (std::size_t i = 0; i < g.alphas.size(); ++i) {
+        const MemorySpec& spec = plan.memories[g.memories[i]];
+        for (const std::size_t& step : record_at)
+          run.keys[0].push_back(run_key(spec, g.alphas[i], seed, with_steps ? &step : nullptr));
+        run.cost += g.kind == Kind::trace ? y : g.kind == Kind::window ? 1.0 : static_cast<double>(g.m) * y;
+      }
+      run.cost *= static_cast<double>(record_at.back());
+      sweep_plan.runs.push_back(std::move(run));
+    }
+  return run_sweep(request, sweep_plan,
+                   [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+                     const Group& g = plan.groups[c.index / o.seeds];
+                     const std::size_t seed = c.index % o.seeds;
+                     const std::vector<double> ve = run_group(g, plan, walk, seed, o, record_at);
+                     SweepRows rows(1);
+                     for (std::size_t a = 0; a < g.alphas.size(); ++a)
+                       for (std::size_t r = 0; r < record_at.size(); ++r) {
+                         rows[0].push_back(run_key(plan.memories[g.memories[a]], g.alphas[a], seed,
+                                                   with_steps ? &record_at[r] : nullptr));
+                         rows[0].back().push_back(csv_field(ve[a * record_at.size() + r]));
+                       }
+                     return rows;
+                   },
+                   {.threads = o.threads,
+                    .progress = true,
+                    .label = label,
+                    .checkpoints = false,
+                    .open_folder = open_folder,
+                    .report = true});
 }
 
 /// 10^3, 10^3.25, ... up to max_steps, and max_steps and the runs' step count.
@@ -372,40 +361,23 @@ int run(const Options& o) {
     throw std::runtime_error("--out " + dir.string() + " is a file, not a folder");
   const NoisyRandomWalk walk;
   const std::string description = experiment_description(o, walk);
-  const std::vector<std::string> results_files{"runs.csv", "curve_runs.csv"};
-  const std::vector<std::string> runs_header{"memory", "param", "alpha", "seed", "ve"};
 
   Plan plan;
   for (double lambda : o.lambdas) plan.add({Kind::trace, lambda, 0}, {o.trace_alpha});
   for (Kind kind : {Kind::window, Kind::concat})
     for (std::size_t m : o.windows) plan.add({kind, 0.0, m}, o.alphas);
-  plan.start();
-  // A merge checks the shards' folders (one experiment, every run exactly once) before --out is
-  // touched; their runs then fill --out/runs.csv, and the sweep below finds every run done: it
-  // computes the exact analysis, once, and the summary is written as after a run here.
-  std::vector<MergeSpec> merge_specs;
-  if (!o.split.shard_folders.empty()) merge_specs.push_back({{}, "runs.csv", runs_header, 4, run_keys(plan, o)});
-  const std::vector<MergedFile> merged = open_results_folder(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), description, std::move(merge_specs), results_files);
-  if (!merged.empty())
-    std::printf("merged %zu runs from %zu folders into %s (%zu new)\n", merged[0].rows, o.split.shard_folders.size(),
-                (dir / "runs.csv").c_str(), merged[0].appended);
   const StationaryProcess process(walk, o.discount);
-  {
-    ResultsCsv out(dir / "runs.csv", runs_header, 4);
-    const std::size_t steps[] = {o.steps};
-    sweep(plan, process, walk, o, steps, out, false, "runs", o.shard);
-  }
+  plan.start(process);
+  // A merge checks the shards' folders (one experiment, every run exactly once) before --out is
+  // touched; their runs then fill --out/runs.csv, and the sweep finds every run done.
+  const std::size_t steps[] = {o.steps};
+  const SweepRequest request = examples::sweep_request(dir, o.shard, o.split, o.provenance);
+  if (!sweep(plan, walk, o, steps, request, description, "runs.csv", false, "runs", true).complete()) return 3;
+  if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!o.shard.whole()) {
-    // A shard writes its runs only: the summary needs every seed, so it is the merge's.
-    const std::size_t units = plan.groups.size() * o.seeds;
-    std::printf("shard %s: %zu of %zu (memory group, seed) units in %s, %.2f s on %zu threads\n",
-                o.shard.to_string().c_str(), o.shard.size(units), units, (dir / "runs.csv").c_str(), seconds,
-                sweep_threads(o.threads));
-    std::printf("%s", examples::merge_hint(o.shard).c_str());
-    return 0;
-  }
+  // The exact analysis of every memory, for the summary (those no run of this invocation needed).
+  parallel_runs(plan.memories.size(), [&](std::size_t mi) { (void)plan.exact(mi); },
+                {.threads = o.threads, .progress = false, .label = {}});
 
   // summary.csv (every step size), figure.csv (the best step size of each memory) and the table.
   const RunsBySetting runs(read_csv(dir / "runs.csv", 4), 4, 3, o.seeds);  // key: memory, param, alpha, seed
@@ -421,7 +393,7 @@ int run(const Options& o) {
   std::vector<Best> best;
   for (std::size_t mi = 0; mi < plan.memories.size(); ++mi) {
     const MemorySpec& spec = plan.memories[mi];
-    const Exact& e = plan.exact[mi].get();
+    const Exact& e = plan.exact(mi);
     const auto& alphas = spec.kind == Kind::trace ? std::vector<double>{o.trace_alpha} : o.alphas;
     Summary best_summary;
     double best_alpha = alphas.front();
@@ -467,12 +439,10 @@ int run(const Options& o) {
         if (b.spec.kind == kind && (pick == nullptr || b.ve < pick->ve)) pick = &b;
       if (pick != nullptr) curves.add(pick->spec, {pick->alpha});
     }
-    curves.start();
+    curves.start(process);
     const std::vector<std::size_t> points = curve_points(o.curve_steps, o.steps);
-    {
-      ResultsCsv out(dir / "curve_runs.csv", {"memory", "param", "alpha", "seed", "steps", "ve"}, 5);
-      sweep(curves, process, walk, o, points, out, true, "curves");
-    }
+    if (!sweep(curves, walk, o, points, request, description, "curve_runs.csv", true, "curves", false).complete())
+      return 3;
     const RunsBySetting curve_runs(read_csv(dir / "curve_runs.csv", 5), 5, 3, o.seeds);
     std::string curve = header;
     for (const Group& g : curves.groups)
@@ -480,8 +450,8 @@ int run(const Options& o) {
         const MemorySpec& spec = curves.memories[g.memories[i]];
         for (std::size_t step : points) {
           const auto ve = curve_runs.values(csv_row(name_of(spec.kind), spec.param(), g.alphas[i], step), 5);
-          curve += csv_line(
-              summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact[g.memories[i]].get()));
+          curve +=
+              csv_line(summary_fields(spec, g.alphas[i], o.seeds, step, summary_of(ve), curves.exact(g.memories[i])));
         }
       }
     write_text_atomically(dir / "curve.csv", curve);

@@ -3,11 +3,7 @@
 // of the documented contract, the traces recover what no memoryless policy can, and a re-run resumes
 // without redoing a run; --play prints the documented line per step, equal to Gymnasium's equations;
 // bad flags are refused naming the flag. ctest passes the program's path in MEMTRACE_PPO_PENDULUM.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -23,6 +19,7 @@
 #include <system_error>
 #include <vector>
 
+#include "spawn.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -253,37 +250,13 @@ TEST_CASE(
   const fs::path killed = temp() / "killed";
   const std::string flags = small_sweep + "--checkpoint-every 2 --out " + killed.string();
   // Started as a user starts it, killed as soon as a run has written its first checkpoint.
-  std::vector<std::string> words{program()};
-  std::istringstream split(flags);
-  for (std::string w; split >> w;) words.push_back(w);
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, (temp() / "killed.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (temp() / "killed.log.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  const auto has_checkpoint = [&] {
+  const pid_t pid = memtrace::test::spawn_program(program(), flags, temp() / "killed.log");
+  const bool was_killed = memtrace::test::kill_when(pid, [&] {
     std::error_code ignored;
     return fs::exists(killed / "checkpoints", ignored) &&
            fs::directory_iterator(killed / "checkpoints", ignored) != fs::directory_iterator();
-  };
-  int status = 0;
-  bool exited = false;
-  while (!has_checkpoint() && !exited) {
-    exited = waitpid(pid, &status, WNOHANG) == pid;
-    usleep(2000);
-  }
-  if (!exited) {
-    kill(pid, SIGKILL);
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFSIGNALED(status));
-  }
-  INFO("the sweep " << (exited ? "ended before it could be killed" : "was killed"));
+  });
+  CHECK(was_killed);
   CHECK(lines_of(killed / "runs.csv").size() < 7);  // not every run had finished
   REQUIRE(run_program(flags, temp() / "resumed.log") == 0);
   CHECK_FALSE(fs::exists(killed / "checkpoints"));

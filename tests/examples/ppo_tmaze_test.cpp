@@ -331,7 +331,7 @@ TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the fil
   CHECK(memtrace::test::slurp(parts / "summary.csv") == memtrace::test::slurp(whole / "summary.csv"));
   CHECK(run_program("--checkpoint-every 5m", temp() / "bad_every.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad_every.log.err"),
-             Catch::Contains("--checkpoint-every must be N (updates) or Ns (seconds)"));
+             Catch::Contains("--checkpoint-every: expected N (updates) or Ns (seconds)"));
 }
 
 TEST_CASE(

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "spawn.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -220,6 +221,26 @@ std::vector<std::string> sorted_lines(const fs::path& path) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   std::sort(lines.begin(), lines.end());
   return lines;
+}
+
+TEST_CASE("a sweep killed with SIGKILL while it writes resumes to the files of a sweep never killed") {
+  const memtrace::test::TempDir dir("td_random_walk_kill");
+  // 24 seeds: about a second on two cores, long enough to be killed halfway.
+  const std::string flags = "--quick --seeds 24 --steps 50000 --threads 2 --no-plot";
+  REQUIRE(run_program(dir / "whole", flags) == 0);
+  const fs::path killed = dir / "killed";
+  fs::create_directories(killed);
+  const pid_t pid =
+      memtrace::test::spawn_program(program(), flags + " --out " + killed.string(), killed / "killed.log");
+  const std::size_t all_rows = memtrace::test::count_lines(dir / "whole" / "runs.csv");
+  CHECK(memtrace::test::kill_when(pid, [&] { return memtrace::test::count_lines(killed / "runs.csv") > 40; }));
+  const std::size_t rows = memtrace::test::count_lines(killed / "runs.csv");
+  INFO("killed with " << rows << " of " << all_rows << " lines of runs.csv written");
+  CHECK(rows < all_rows);
+  REQUIRE(run_program(killed, flags) == 0);
+  CHECK(sorted_lines(killed / "runs.csv") == sorted_lines(dir / "whole" / "runs.csv"));
+  for (const char* file : {"summary.csv", "figure.csv"})
+    CHECK(memtrace::test::slurp(killed / file) == memtrace::test::slurp(dir / "whole" / file));
 }
 
 TEST_CASE("the sweep split into 3 shards and merged writes the single-machine summary, byte for byte") {

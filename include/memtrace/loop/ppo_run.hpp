@@ -65,6 +65,44 @@ enum class RunStart {
   restarted  ///< the checkpoint was damaged (say, a machine crashed while writing it): the run starts again
 };
 
+/// What PpoRunCheckpoint::resume_or_start would do with the file at `path`, for the run `identity`,
+/// without loading it: `started` if there is none, `restarted` if it cannot be read (`damage`, if
+/// given, says why), `resumed` if it is this run's. Throws std::runtime_error naming the file
+/// (which stays as it is) for a checkpoint of another run, memtrace version or instruction set, or
+/// not of a PPO run; these are checked before its checksum, so that a file of another version is
+/// named as such. A program calls it before it changes anything of its own.
+inline RunStart check_run_checkpoint(const std::filesystem::path& path, std::string_view identity,
+                                     std::string* damage = nullptr) {
+  if (!std::filesystem::exists(path)) return RunStart::started;
+  TensorFile file;
+  try {
+    file = parse_safetensors(detail::read_text(path), path.string());
+  } catch (const std::invalid_argument& e) {
+    if (damage != nullptr) *damage = e.what();
+    return RunStart::restarted;
+  }
+  const auto entry = [&](const char* key) {
+    const auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? std::string() : it->second;
+  };
+  const auto refuse = [&](const auto&... why) {
+    throw std::runtime_error(
+        detail::message("check_run_checkpoint: ", path.string(), " ", why..., "; it is left in place"));
+  };
+  if (entry("format") != ppo_run_format)
+    refuse("is not the checkpoint of a PPO run (format \"", entry("format"), "\", expected \"", ppo_run_format, "\")");
+  if (entry("memtrace_version") != version_string)
+    refuse("was written by memtrace ", entry("memtrace_version"), ", this is memtrace ", version_string,
+           ": a run resumes only with the version that ran it");
+  if (entry("isa") != instruction_set())
+    refuse("was written by a build for ", entry("isa"), ", this one is for ", instruction_set(),
+           ": float sums round differently, so a run resumes only with the build that ran it");
+  if (entry("run") != identity)
+    refuse("is the checkpoint of another run:\n", entry("run"), "this run is:\n", identity,
+           "resume it with its own settings, or delete it");
+  return RunStart::resumed;
+}
+
 /// The checkpoint of one PPO training run at `path`: the agent, the rollout and (if given) the
 /// learning curve, with the run's identity (a text that says what the run is: its settings, its
 /// seed) and the time it has taken so far. As a hook of train it writes every `every`; the run
@@ -96,39 +134,13 @@ class PpoRunCheckpoint {
   /// Resumes the run from the checkpoint at path() if there is one (load_ppo_run into the agent,
   /// rollout and curve), or leaves them as they are. Throws std::runtime_error naming the file, which
   /// stays as it is, if it is another run's (its identity differs), another memtrace version's or
-  /// another instruction set's, or not a run checkpoint; a file that cannot be read (truncated,
-  /// altered: its checksum) is reported by damage() and the run starts again (the next save
-  /// replaces it).
+  /// another instruction set's, or not a run checkpoint (check_run_checkpoint); a file that cannot
+  /// be read (truncated, altered: its checksum) is reported by damage() and the run starts again
+  /// (the next save replaces it).
   RunStart resume_or_start() {
     damage_.clear();
-    if (!std::filesystem::exists(path_)) return RunStart::started;
-    TensorFile file;
-    try {
-      file = parse_safetensors(detail::read_text(path_), path_.string());
-    } catch (const std::invalid_argument& e) {
-      damage_ = e.what();
-      return RunStart::restarted;
-    }
-    const auto entry = [&](const char* key) {
-      const auto it = file.metadata.find(key);
-      return it == file.metadata.end() ? std::string() : it->second;
-    };
-    const auto refuse = [&](const auto&... why) {
-      throw std::runtime_error(
-          detail::message("PpoRunCheckpoint::resume_or_start: ", path_.string(), " ", why..., "; it is left in place"));
-    };
-    if (entry("format") != ppo_run_format)
-      refuse("is not the checkpoint of a PPO run (format \"", entry("format"), "\", expected \"", ppo_run_format,
-             "\")");
-    if (entry("memtrace_version") != version_string)
-      refuse("was written by memtrace ", entry("memtrace_version"), ", this is memtrace ", version_string,
-             ": a run resumes only with the version that ran it");
-    if (entry("isa") != instruction_set())
-      refuse("was written by a build for ", entry("isa"), ", this one is for ", instruction_set(),
-             ": float sums round differently, so a run resumes only with the build that ran it");
-    if (entry("run") != identity_)
-      refuse("is the checkpoint of another run:\n", entry("run"), "this run is:\n", identity_,
-             "resume it with its own settings, or delete it");
+    const RunStart found = check_run_checkpoint(path_, identity_, &damage_);
+    if (found != RunStart::resumed) return found;
     std::map<std::string, std::string> metadata;
     try {  // all or nothing: a refusal leaves agent, rollout and curve as they were
       metadata = load_ppo_run(path_, *agent_, *rollout_, curve_);
