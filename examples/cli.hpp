@@ -183,10 +183,4 @@ inline void add_run_flags(CLI::App& app, RunFlags& flags, const std::string& run
           provenance, flags.allow_version_change};
 }
 
-/// The line a shard's invocation ends with: how to write the summary once every shard has run.
-[[nodiscard]] inline std::string merge_hint(const Shard& shard) {
-  return "when all " + std::to_string(shard.count()) +
-         " shards have run: the same flags with --merge FOLDER... --out DIR write the summary\n";
-}
-
 }  // namespace memtrace::examples

@@ -76,6 +76,7 @@ struct Options {
   std::size_t curve_steps = 1'000'000;
   std::vector<double> curve_lambdas{0.8, 0.9};
   bool plot = true;
+  std::size_t stop_after = 0;  // --stop-after N: stop after N (memory group, seed) units, as if killed
   Shard shard;                 // --shard: this machine's slice of the (group, seed) units
   examples::SweepFlags split;  // --shard, --merge (the shards' folders), --allow-version-change
   Provenance provenance;       // what produced the results (provenance.txt)
@@ -337,7 +338,8 @@ SweepOutcome sweep(Plan& plan, const NoisyRandomWalk& walk, const Options& o, st
                     .label = label,
                     .checkpoints = false,
                     .open_folder = open_folder,
-                    .report = true});
+                    .report = true,
+                    .max_runs = o.stop_after});
 }
 
 /// 10^3, 10^3.25, ... up to max_steps, and max_steps and the runs' step count.
@@ -523,6 +525,10 @@ int main(int argc, char** argv) {
       ->expected(1, -1);
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   examples::add_sweep_flags(app, o.split, "every N-th (memory group, seed) unit", "runs.csv");
+  app.add_option("--stop-after", o.stop_after,
+                 "Stop after this many (memory group, seed) units, as if killed there (exit status 3): to try "
+                 "resumption")
+      ->check(number_check("an integer of at least 1", [](double x) { return x >= 1; }));
   CLI11_PARSE(app, argc, argv);
   o.provenance = memtrace::examples::build_provenance(argc, argv);
 

@@ -1,17 +1,25 @@
 // The fragments of docs/control.md, compiled and run by ctest (docs/design.md, "Doc snippets are
 // compiled"). The PPO run of the page takes 20.48 M steps: it is compiled, and run only with
 // --ppo.
+#include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/env/pendulum.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/td.hpp>
 #include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
+#include <memtrace/loop/ppo_run.hpp>
+#include <memtrace/memory/checkpoint.hpp>
 #include <memtrace/memory/trace_bank.hpp>
+
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -197,11 +205,51 @@ bool ppo_pendulum() {
   return s.update == 10 && std::isfinite(s.loss) && agent.action_dim() == 1;
 }
 
+/// The T-maze at corridor 4 with traces {0, 3/4}: 16 updates of 4 x 32 steps, a checkpoint every
+/// 2 updates; `stop_after` updates (0: all) as if killed there.
+std::optional<std::vector<CurvePoint>> tmaze_run(const std::filesystem::path& path, std::size_t stop_after) {
+  const std::size_t total = 16 * 4 * 32;
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 32;
+  o.hidden_sizes = {16};
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < o.n_envs; ++i) gens.push_back(make_stream(42, i));
+  const TraceBank<dynamic, float> traces({0.0, 0.75}, MinigridTMaze::observation_dim, TraceInit::zero);
+  Rollout rollout(std::vector(o.n_envs, MinigridTMaze(4)), std::vector(o.n_envs, traces), std::move(gens));
+  Ppo<Eigen::VectorXf> agent(traces.dim(), minigrid::num_actions, o, make_stream(42, o.n_envs)());
+  LearningCurve curve(total, o.n_envs * o.n_steps, {.points = 8, .success_return = 0.5});
+
+  PpoRunCheckpoint checkpoint(path, "tmaze k=4, traces 0 0.75, seed 42\n", agent, rollout, &curve, {.updates = 2});
+  if (checkpoint.resume_or_start() == RunStart::resumed) std::printf("resumed after %zu updates\n", agent.updates());
+  StopAfter stop{stop_after};
+  if (!train_to(agent, rollout, total, on_updates(curve, checkpoint, stop))) return std::nullopt;
+  checkpoint.finish();  // a kill from here on does not train again
+  // ... evaluate the agent and write the results, then:
+  checkpoint.remove();
+  return curve.points();
+}
+
+bool training_run() {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("control_doc_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto whole = tmaze_run(dir / "whole.safetensors", 0);
+  const bool stopped = !tmaze_run(dir / "killed.safetensors", 5) && std::filesystem::exists(dir / "killed.safetensors");
+  const auto resumed = tmaze_run(dir / "killed.safetensors", 0);
+  const bool removed = !std::filesystem::exists(dir / "killed.safetensors");
+  std::filesystem::remove_all(dir);
+  std::printf("a training run: whole %zu points, stopped %d, resumed %zu points, the same %d\n",
+              whole ? whole->size() : 0, stopped, resumed ? resumed->size() : 0,
+              whole && resumed && *whole == *resumed);
+  return whole && whole->size() == 8 && stopped && resumed && *resumed == *whole && removed;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--ppo") ppo_tmaze_64();
-  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve() && ppo_pendulum();
+  const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve() && ppo_pendulum() &&
+                  training_run();
   std::puts(ok ? "docs/control.md: ok" : "docs/control.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -6,10 +6,13 @@
 #include <memtrace/experiment/shard.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep.hpp>
+#include <memtrace/experiment/sweep_runner.hpp>
 #include <memtrace/random.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,10 +119,40 @@ bool invocations() {
          std::filesystem::exists(base / "merged" / "provenance-shard-1.txt");
 }
 
+std::size_t runner(const memtrace::Shard& shard, const std::vector<std::filesystem::path>& shard_folders,
+                   const std::filesystem::path& out_dir) {
+  memtrace::SweepPlan plan{description, {{"runs.csv", {"setting", "seed", "value_error"}, 2}}, {}};
+  for (std::size_t run = 0; run < num_runs; ++run)  // run = setting · num_seeds + seed
+    plan.runs.push_back({{{memtrace::csv_row(run / num_seeds, run % num_seeds)}}, double(run / num_seeds + 1)});
+  const memtrace::SweepOutcome outcome =
+      memtrace::run_sweep({out_dir, shard, shard_folders}, plan, [&](const memtrace::SweepRunContext& c) {
+        auto gen = memtrace::make_stream(seed, c.index);  // this run's own generator
+        const double error = one_experiment(c.index / num_seeds, gen);
+        return std::optional<memtrace::SweepRows>(
+            {{memtrace::csv_row(c.index / num_seeds, c.index % num_seeds, error)}});
+      });
+  return outcome.computed;
+}
+
+bool sweep_runner() {
+  const std::filesystem::path base = "experiments_runner";
+  std::filesystem::remove_all(base);
+  const std::size_t whole = runner(memtrace::Shard(), {}, base / "whole");
+  const std::size_t first = runner(memtrace::Shard(0, 2), {}, base / "0");
+  const std::size_t second = runner(memtrace::Shard(1, 2), {}, base / "1");
+  const std::size_t merge = runner(memtrace::Shard(), {base / "0", base / "1"}, base / "merged");
+  const auto rows = [&](const char* folder) {
+    auto table = memtrace::read_csv(base / folder / "runs.csv", 2);
+    std::sort(table.rows.begin(), table.rows.end());
+    return table.rows;
+  };
+  return whole == num_runs && first == num_runs / 2 && second == num_runs / 2 && merge == 0 &&
+         rows("merged") == rows("whole");
+}
 }  // namespace
 
 int main() {
-  const bool ok = parallel() && checkpointed() && shards() && invocations();
+  const bool ok = parallel() && checkpointed() && shards() && invocations() && sweep_runner();
   std::puts(ok ? "docs/experiments.md: ok" : "docs/experiments.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

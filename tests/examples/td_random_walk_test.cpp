@@ -241,6 +241,14 @@ TEST_CASE("a sweep killed with SIGKILL while it writes resumes to the files of a
   CHECK(sorted_lines(killed / "runs.csv") == sorted_lines(dir / "whole" / "runs.csv"));
   for (const char* file : {"summary.csv", "figure.csv"})
     CHECK(memtrace::test::slurp(killed / file) == memtrace::test::slurp(dir / "whole" / file));
+  // --stop-after N: N units, exit status 3, no summary; the same command without it does the rest.
+  const fs::path stopped = dir / "stopped";
+  CHECK(run_program(stopped, flags + " --stop-after 5") == 3);
+  CHECK_FALSE(fs::exists(stopped / "summary.csv"));
+  CHECK(memtrace::test::count_lines(stopped / "runs.csv") > 1);
+  REQUIRE(run_program(stopped, flags) == 0);
+  for (const char* file : {"summary.csv", "figure.csv"})
+    CHECK(memtrace::test::slurp(stopped / file) == memtrace::test::slurp(dir / "whole" / file));
 }
 
 TEST_CASE("the sweep split into 3 shards and merged writes the single-machine summary, byte for byte") {

@@ -135,6 +135,21 @@ TEST_CASE("run_sweep: stopped runs keep their checkpoints and resume; a crash be
   CHECK(std::set<std::size_t>(resumed.begin(), resumed.end()) == std::set<std::size_t>{1, 3, 4, 5});
   CHECK(rest.complete());
   CHECK_FALSE(fs::exists(dir / "parts" / "checkpoints"));
+  // max_runs: the two costliest runs, then the rest.
+  SweepRunOptions two = quiet(1);
+  two.max_runs = 2;
+  std::vector<std::size_t> started;
+  const auto record = [&](const SweepRunContext& c) {
+    started.push_back(c.index);
+    return rows_of(p, c.index);
+  };
+  const SweepOutcome partial = run_sweep({dir / "max"}, p, record, two);
+  CHECK(started == std::vector<std::size_t>{4, 1});
+  CHECK(partial.computed == 2);
+  CHECK(partial.not_started == 4);
+  CHECK_FALSE(partial.complete());
+  CHECK(run_sweep({dir / "max"}, p, record, quiet(1)).computed == 4);
+  for (const char* file : {"runs.csv", "curves.csv"}) CHECK(lines(dir / "max" / file) == lines(dir / "whole" / file));
   for (const char* file : {"runs.csv", "curves.csv"}) CHECK(lines(dir / "parts" / file) == lines(dir / "whole" / file));
 }
 

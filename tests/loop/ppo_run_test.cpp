@@ -12,6 +12,7 @@
 #include <memtrace/loop/ppo_run.hpp>
 #include <memtrace/memory/checkpoint.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../temp_dir.hpp"
@@ -101,6 +102,48 @@ TEST_CASE("a run of the pieces stopped at any update resumes in fresh objects to
     CHECK(start == RunStart::resumed);
     CHECK(resumed.agent.updates() == updates);
   }
+}
+
+TEST_CASE("EvaluateEvery evaluates on streams of its own: training is unchanged, a resumed run evaluates the same",
+          "[ppo][checkpoint]") {
+  const test::TempDir dir("ppo_run_evaluate");
+  Run plain = make_run(1);
+  REQUIRE(train_run(plain, dir / "plain.safetensors", 0));
+  const auto with_evaluations = [&](Run& run, const std::filesystem::path& path, std::size_t stop) {
+    PpoRunCheckpoint checkpoint(path, "the cue task, seed 1\n", run.agent, run.rollout, &run.curve, {.updates = 3});
+    (void)checkpoint.resume_or_start();
+    FreezeNormalizerAt freeze(run.agent, 0.5, updates);
+    std::size_t calls = 0;
+    EvaluateEvery evaluation(run.agent, test_tasks::Cue{}, Memory({0.0, 0.8}, 4), 7, 2, 5, 1000,
+                             ActionSelection::sample, [&](const EvaluationPoint&) { ++calls; });
+    StopAfter stop_after{stop};
+    const bool finished = train_to(run.agent, run.rollout, updates * batch,
+                                   on_updates(run.curve, freeze, checkpoint, evaluation, stop_after));
+    CHECK(calls == evaluation.points().size());
+    return std::pair(finished, evaluation.points());
+  };
+  Run evaluated = make_run(1);
+  const auto [finished, points] = with_evaluations(evaluated, dir / "evaluated.safetensors", 0);
+  REQUIRE(finished);
+  CHECK(state_of(evaluated) == state_of(plain));
+  REQUIRE(points.size() == updates / 2);
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    CHECK(points[k].update == 2 * (k + 1));
+    CHECK(points[k].env_steps == points[k].update * batch);
+    CHECK(points[k].episodes.size() == 5);
+  }
+  Run stopped = make_run(1);
+  REQUIRE_FALSE(with_evaluations(stopped, dir / "stopped.safetensors", 5).first);
+  Run resumed = make_run(99);
+  const auto [resumed_finished, resumed_points] = with_evaluations(resumed, dir / "stopped.safetensors", 0);
+  REQUIRE(resumed_finished);
+  REQUIRE(resumed_points.size() == 3);  // after updates 4, 6 and 8: the run resumed after update 3
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(resumed_points[k].update == points[k + 1].update);
+    CHECK(resumed_points[k].episodes == points[k + 1].episodes);
+  }
+  CHECK_THROWS_WITH(EvaluateEvery(plain.agent, test_tasks::Cue{}, Memory({0.0, 0.8}, 4), 7, 0, 5),
+                    "EvaluateEvery: every must be at least 1, got 0");
 }
 
 TEST_CASE("resume_or_start refuses another run's, version's or instruction set's checkpoint and leaves it",

@@ -87,6 +87,9 @@ struct SweepRunOptions {
   bool open_folder = true;
   /// Print to stdout what was merged, how many runs stopped early, and a shard's hint to merge.
   bool report = true;
+  /// Start at most this many runs (0: all), as if the sweep were killed once they finish: to try
+  /// resumption (the examples' --stop-after of a sweep of short runs).
+  std::size_t max_runs = 0;
 };
 
 /// What a run_sweep did.
@@ -96,9 +99,10 @@ struct SweepOutcome {
   std::size_t in_shard = 0;          ///< of the request's shard
   std::size_t computed = 0;          ///< finished by this call
   std::size_t stopped = 0;           ///< returned no rows (stopped early: their checkpoints stay)
+  std::size_t not_started = 0;       ///< left to do by options.max_runs
   double seconds = 0;                ///< wall time of the call
   /// Whether every run of the shard is finished.
-  [[nodiscard]] bool complete() const noexcept { return stopped == 0; }
+  [[nodiscard]] bool complete() const noexcept { return stopped == 0 && not_started == 0; }
 };
 
 /// The name of the checkpoint file of a run whose first key is `key`: its fields joined by '_',
@@ -185,7 +189,8 @@ inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRo
 ///    unless options.open_folder is false, opens request.dir (experiment.txt, shard.txt,
 ///    provenance, the merged rows), refusing another experiment, shard or version;
 /// 2. lists the runs of request.shard whose rows in plan.files[0] are not all in the folder, and
-///    starts them costliest first (stable: equal costs in plan order) on options.threads workers;
+///    starts them (at most options.max_runs of them) costliest first (stable: equal costs in plan
+///    order) on options.threads workers;
 /// 3. calls run(SweepRunContext{i, checkpoint}) for each (concurrently: a run's numbers must depend
 ///    on its index only), which returns its rows (SweepRows), or std::nullopt if it stopped before
 ///    finishing (its checkpoint stays; the run counts as stopped);
@@ -237,6 +242,10 @@ requires std::invocable<Run&, const SweepRunContext&> &&
     std::vector<std::size_t> todo = runs_to_do(request.shard, plan.runs.size(), done);
     std::stable_sort(todo.begin(), todo.end(),
                      [&](std::size_t a, std::size_t b) { return plan.runs[a].cost > plan.runs[b].cost; });
+    if (options.max_runs != 0 && todo.size() > options.max_runs) {
+      outcome.not_started = todo.size() - options.max_runs;
+      todo.resize(options.max_runs);
+    }
     const fs::path checkpoints = dir / "checkpoints";
     if (options.checkpoints && !todo.empty()) fs::create_directories(checkpoints);
     std::atomic<std::size_t> computed{0}, stopped{0};
@@ -273,7 +282,10 @@ requires std::invocable<Run&, const SweepRunContext&> &&
   if (options.report) {
     if (outcome.stopped > 0)
       std::printf("stopped %zu of the %zu runs to do before they finished; run the same command again to resume them\n",
-                  outcome.stopped, outcome.computed + outcome.stopped);
+                  outcome.stopped, outcome.computed + outcome.stopped + outcome.not_started);
+    else if (outcome.not_started > 0)
+      std::printf("stopped after %zu runs, %zu not started; run the same command again to do them\n", outcome.computed,
+                  outcome.not_started);
     else if (!request.shard.whole())
       std::printf(
           "shard %s: %zu of %zu runs in %s, %.1f s\nwhen all %zu shards have run: the same flags with --merge "

@@ -2,7 +2,8 @@
 // A PPO training run as a library object: small pieces for train's per-update hook, in the spirit
 // of Stable-Baselines3's callbacks (a LearningCurve records, PpoRunCheckpoint resumes or starts
 // the run and checkpoints it every N updates or seconds, StopAfter stops it as if killed,
-// FreezeNormalizerAt freezes the feature statistics, TrainingProgress shows a progress line),
+// FreezeNormalizerAt freezes the feature statistics, EvaluateEvery evaluates the agent on a stream
+// of its own, TrainingProgress shows a progress line),
 // chained by on_updates, and train_to, which trains a resumed agent only for what is left.
 // Opt-in. See docs/control.md ("A training run").
 
@@ -11,8 +12,10 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -21,6 +24,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "memtrace/checkpoint.hpp"
 #include "memtrace/files.hpp"
@@ -31,6 +35,7 @@
 #include "memtrace/loop/ppo.hpp"
 #include "memtrace/loop/rollout.hpp"
 #include "memtrace/progress.hpp"
+#include "memtrace/random.hpp"
 #include "memtrace/safetensors.hpp"
 #include "memtrace/version.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -269,6 +274,72 @@ class FreezeNormalizerAt {
   Agent* agent_;
   double fraction_;
   std::size_t after_ = 1;
+};
+
+/// One evaluation of EvaluateEvery: after which update, and the episodes it ran.
+struct EvaluationPoint {
+  std::size_t update = 0;
+  std::size_t env_steps = 0;
+  std::vector<EpisodeEnd> episodes{};
+
+  /// The mean return of the episodes, NaN if none ended.
+  [[nodiscard]] double mean_return() const noexcept {
+    if (episodes.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double sum = 0;
+    for (const EpisodeEnd& e : episodes) sum += e.episode_return;
+    return sum / static_cast<double>(episodes.size());
+  }
+};
+
+/// Evaluates the agent every `every` updates while it trains (Stable-Baselines3's EvalCallback):
+/// `episodes` episodes of a copy of `env` with a copy of `memory` (memtrace::evaluate, capped at
+/// `max_steps`, with `selection`), drawing from make_stream(seed, update), a stream of each
+/// evaluation's own: training is unchanged (the agent's generator and statistics are not touched),
+/// and a resumed run evaluates exactly as a run never stopped. points() holds the evaluations of
+/// this process; on_evaluation, if given, is called with each (to write it as it comes).
+template <class Agent, class Env, class M>
+class EvaluateEvery {
+ public:
+  using Callback = std::function<void(const EvaluationPoint&)>;
+
+  /// Throws std::invalid_argument for every = 0, episodes = 0 or max_steps = 0.
+  EvaluateEvery(Agent& agent, Env env, M memory, std::uint64_t seed, std::size_t every, std::size_t episodes,
+                std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
+                ActionSelection selection = ActionSelection::sample, Callback on_evaluation = {})
+      : agent_(&agent),
+        env_(std::move(env)),
+        memory_(std::move(memory)),
+        seed_(seed),
+        every_(every),
+        episodes_(episodes),
+        max_steps_(max_steps),
+        selection_(selection),
+        on_evaluation_(std::move(on_evaluation)) {
+    if (every == 0) detail::invalid("EvaluateEvery: every must be at least 1, got 0");
+    if (episodes == 0) detail::invalid("EvaluateEvery: episodes must be at least 1, got 0");
+    if (max_steps == 0) detail::invalid("EvaluateEvery: max_steps must be at least 1, got 0");
+  }
+
+  bool operator()(const PpoStats& stats) {
+    if (stats.update % every_ != 0) return true;
+    DefaultGenerator gen = make_stream(seed_, stats.update);
+    points_.push_back(
+        {stats.update, stats.env_steps, evaluate(*agent_, env_, memory_, gen, episodes_, max_steps_, selection_)});
+    if (on_evaluation_) on_evaluation_(points_.back());
+    return true;
+  }
+
+  [[nodiscard]] const std::vector<EvaluationPoint>& points() const noexcept { return points_; }
+
+ private:
+  Agent* agent_;
+  Env env_;
+  M memory_;
+  std::uint64_t seed_;
+  std::size_t every_, episodes_, max_steps_;
+  ActionSelection selection_;
+  Callback on_evaluation_;
+  std::vector<EvaluationPoint> points_;
 };
 
 /// A training run's progress line (ProgressLine, counting environment steps) with, if a curve is
