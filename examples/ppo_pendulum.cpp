@@ -35,6 +35,7 @@
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -176,7 +177,8 @@ std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M
     (*checkpoint)(s);
   };
   if (!train_to(agent, rollout, o.steps, on_updates(curve, late, save, stop))) return std::nullopt;
-  if (checkpoint) checkpoint->finish();  // the evaluations are still to come
+  // The evaluations are still to come: with checkpoints on, a kill from here on does not train again.
+  if (checkpoint && (o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0)) checkpoint->finish();
   RunResult r;
   r.train_return = late_episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : late_sum / late_episodes;
   DefaultGenerator eval = make_stream(key, p.n_envs + 1);
@@ -330,10 +332,13 @@ int sweep(const Options& o) {
       {.threads = o.threads,
        .progress = true,
        .label = "ppo_pendulum runs",
-       .checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0,
+       .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
        .open_folder = true,
        .report = true});
-  if (!outcome.complete()) return 3;
+  if (!outcome.complete()) {
+    std::printf("run the same command without --stop-after to resume them\n");
+    return 3;
+  }
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   // summary.csv: one row per observation and memory; gap_closed compares a memory with the velocity
   // hidden to the memoryless agent of the full observation (the same normalisation), from the
@@ -379,15 +384,9 @@ int sweep(const Options& o) {
   for (const std::string& obs : o.observations)
     for (const std::string& m : o.memories)
       for (const std::size_t a : at) {
-        double sum = 0;
-        std::size_t n = 0;
-        for (const std::size_t r : points.rows(csv_row(obs, name_of(parse_memory(m)), o.steps, a)))
-          if (!points.table().rows[r][5].empty()) {
-            sum += points.table().number<double>(r, 5);
-            ++n;
-          }
-        curves += csv_line(csv_row(obs, name_of(parse_memory(m)), a, n,
-                                   n == 0 ? std::string() : csv_field(sum / static_cast<double>(n))));
+        const auto v = points.present_values(csv_row(obs, name_of(parse_memory(m)), o.steps, a), 5);
+        const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+        curves += csv_line(csv_row(obs, name_of(parse_memory(m)), a, v.size(), v.empty() ? "" : csv_field(mean)));
       }
   write_text_atomically(dir / "learning_curves.csv", curves);
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),

@@ -37,6 +37,7 @@
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -203,7 +204,8 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
     StopAfter stop{o.run.stop_after};
     const auto save = [&](const PpoStats& s) { return !saved || s.env_steps == total || (*saved)(s); };
     if (!train_to(agent, rollout, total, on_updates(curve, freeze, progress, save, stop))) return std::nullopt;
-    if (saved) saved->finish();  // the evaluation and the files are still to come
+    // The evaluation and the files are still to come: a kill from here on does not train again.
+    if (saved && (o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0)) saved->finish();
     progress.finish(total);
     result.train_episodes = curve.episodes_ended();
     result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
@@ -353,9 +355,8 @@ int single(const Options& o) {
   const fs::path checkpoint = dir / "checkpoint.safetensors";
   (void)check_run_checkpoint(checkpoint, what.str());
   write_text_atomically(dir / "run.txt", what.str());
-  const bool checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0;
   const std::optional<RunResult> result =
-      run_one(o, spec, lambdas, frames, true, checkpoints ? checkpoint : fs::path(), what.str());
+      run_one(o, spec, lambdas, frames, true, checkpoint, what.str());  // resumed even with --checkpoint-every 0
   if (!result) {
     std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
                 o.run.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");
@@ -513,10 +514,13 @@ int sweep(const Options& o, bool lambdas_given) {
       {.threads = o.threads,
        .progress = true,
        .label = "ppo_tmaze runs",
-       .checkpoints = o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0,
+       .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
        .open_folder = true,
        .report = true});
-  if (!outcome.complete()) return 3;
+  if (!outcome.complete()) {
+    std::printf("run the same command without --stop-after to resume them\n");
+    return 3;
+  }
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.
@@ -584,15 +588,10 @@ int sweep(const Options& o, bool lambdas_given) {
         std::vector<std::size_t> at = curve_steps(steps, batch, o.curve_points);
         at.erase(std::unique(at.begin(), at.end()), at.end());
         for (const std::size_t a : at) {
-          double sum = 0;
-          std::size_t n = 0;
-          for (const std::size_t r : points.rows(csv_row(name_of(kind), o.corridors[c], steps, discount, a)))
-            if (!points.table().rows[r][6].empty()) {
-              sum += points.table().number<double>(r, 6);
-              ++n;
-            }
-          curves += csv_line(csv_row(name_of(kind), o.corridors[c], discount, steps, a, n,
-                                     field(sum / static_cast<double>(n)),  // 0 / 0: NaN, an empty field
+          const auto v = points.present_values(csv_row(name_of(kind), o.corridors[c], steps, discount, a), 6);
+          const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+          curves += csv_line(csv_row(name_of(kind), o.corridors[c], discount, steps, a, v.size(),
+                                     field(mean),  // 0 / 0: NaN, an empty field
                                      cpu * static_cast<double>(a) / static_cast<double>(run)));
         }
       }

@@ -9,4 +9,5 @@
 #include "memtrace/experiment/shard.hpp"
 #include "memtrace/experiment/statistics.hpp"
 #include "memtrace/experiment/sweep.hpp"
+#include "memtrace/experiment/sweep_runner.hpp"
 #include "memtrace/files.hpp"

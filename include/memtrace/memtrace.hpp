@@ -14,5 +14,6 @@
 #include "memtrace/learn/ppo_checkpoint.hpp"
 #include "memtrace/learn/ppo_weights.hpp"
 #include "memtrace/loop/checkpoint.hpp"
+#include "memtrace/loop/ppo_run.hpp"
 #include "memtrace/memory/checkpoint.hpp"
 #include "memtrace/safetensors.hpp"

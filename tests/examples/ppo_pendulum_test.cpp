@@ -230,8 +230,9 @@ void check_same_results(const fs::path& a, const fs::path& b) {
   CHECK(read_text(a / "learning_curves.csv") == read_text(b / "learning_curves.csv"));
 }
 
-// 64 updates of 16 x 64 steps a run: long enough to be killed while running.
-const std::string small_sweep = "--quick --steps 65536 --threads 2 --no-plot ";
+// 64 updates of 16 x 64 steps a run (16 under AddressSanitizer): long enough to be killed while running.
+const std::string small_steps = sanitized ? "16384" : "65536";
+const std::string small_sweep = "--quick --steps " + small_steps + " --threads 2 --no-plot ";
 
 const fs::path& small_sweep_run() {
   static const fs::path out = temp() / "small";
@@ -251,10 +252,11 @@ TEST_CASE(
   const std::string flags = small_sweep + "--checkpoint-every 2 --out " + killed.string();
   // Started as a user starts it, killed as soon as a run has written its first checkpoint.
   const pid_t pid = memtrace::test::spawn_program(program(), flags, temp() / "killed.log");
-  const bool was_killed = memtrace::test::kill_when(pid, [&] {
+  const bool was_killed = memtrace::test::kill_when(pid, [&] {  // a whole checkpoint, not a temporary file
     std::error_code ignored;
-    return fs::exists(killed / "checkpoints", ignored) &&
-           fs::directory_iterator(killed / "checkpoints", ignored) != fs::directory_iterator();
+    for (const auto& entry : fs::directory_iterator(killed / "checkpoints", ignored))
+      if (entry.path().extension() == ".safetensors") return true;
+    return false;
   });
   CHECK(was_killed);
   CHECK(lines_of(killed / "runs.csv").size() < 7);  // not every run had finished
@@ -273,15 +275,19 @@ TEST_CASE(
   // A checkpoint of another run (another seed) is refused, and left in place.
   CHECK(run_program(small_sweep + "--checkpoint-every 4 --stop-after 5 --out " + (temp() / "other").string(),
                     temp() / "other_stopped.log") == 3);
-  const fs::path a_checkpoint = temp() / "other" / "checkpoints" / "hidden_traces+norm_0_65536.safetensors";
+  const fs::path a_checkpoint =
+      temp() / "other" / "checkpoints" / ("hidden_traces+norm_0_" + small_steps + ".safetensors");
   REQUIRE(fs::exists(a_checkpoint));
-  fs::copy_file(a_checkpoint, temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors",
+  fs::copy_file(a_checkpoint,
+                temp() / "other" / "checkpoints" / ("hidden_traces+norm_1_" + small_steps + ".safetensors"),
                 fs::copy_options::overwrite_existing);
-  const std::string bytes = read_text(temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors");
+  const std::string bytes =
+      read_text(temp() / "other" / "checkpoints" / ("hidden_traces+norm_1_" + small_steps + ".safetensors"));
   CHECK(run_program(small_sweep + "--checkpoint-every 4 --out " + (temp() / "other").string(), temp() / "other.log") ==
         1);
   CHECK_THAT(read_text(temp() / "other.log.err"), Catch::Contains("is the checkpoint of another run"));
-  CHECK(read_text(temp() / "other" / "checkpoints" / "hidden_traces+norm_1_65536.safetensors") == bytes);
+  CHECK(read_text(temp() / "other" / "checkpoints" / ("hidden_traces+norm_1_" + small_steps + ".safetensors")) ==
+        bytes);
 }
 
 TEST_CASE("ppo_pendulum --shard I/N and --merge: two shards merged give the files of one sweep") {

@@ -248,6 +248,11 @@ TEST_CASE("RunsBySetting reads each setting's seeds in seed order, whatever the 
   CHECK(runs.rows(csv_row("trace", 8, 100)) == std::vector<std::size_t>{2, 5, 0});
   CHECK(runs.seeds() == 3);
   CHECK(runs.table().rows.size() == 7);
+  // Empty fields (a curve point without episodes) are left out of present_values, in seed order.
+  const RunsBySetting curve(parse_csv("memory,seed,at,success\nt,1,5,0.5\nt,0,5,\nt,2,5,0.25\n", "curves.csv", 3), 3, 1,
+                            3);
+  CHECK(curve.present_values(csv_row("t", 5), 3) == std::vector<double>{0.5, 0.25});
+  CHECK_THROWS_WITH(curve.values(csv_row("t", 5), 3), Catch::Contains("curves.csv: line 3, column 4 (success)"));
   // Four seeds are asked for: setting k = 8 has them, k = 16 lacks seed 3.
   const RunsBySetting four(parse_csv(content, "runs.csv", 4), 4, 2, 4);
   CHECK(four.values(csv_row("trace", 8, 100), 4) == std::vector<double>{0.1, 0.2, 0.3, 9.0});

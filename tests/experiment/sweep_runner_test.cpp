@@ -94,7 +94,7 @@ TEST_CASE("run_sweep runs every run once, costliest first, and a second call fin
   CHECK(test::slurp(dir / "out" / "runs.csv") == before);
 }
 
-TEST_CASE("run_sweep: stopped runs keep their checkpoints and resume; a crash between files writes no row twice",
+TEST_CASE("run_sweep: stopped runs keep their checkpoints and resume, and a crash between files writes no row twice",
           "[sweep]") {
   const test::TempDir dir("sweep_runner_stop");
   const SweepPlan p = plan();
@@ -117,7 +117,11 @@ TEST_CASE("run_sweep: stopped runs keep their checkpoints and resume; a crash be
   CHECK_FALSE(stopped.complete());
   CHECK(fs::exists(dir / "parts" / "checkpoints" / "a_1.safetensors"));
   CHECK_FALSE(fs::exists(dir / "parts" / "checkpoints" / "a_0.safetensors"));
-  // A crash after run b_0's curve rows, before its runs.csv row: it runs again, its curve rows are not repeated.
+  // What a kill leaves: half a checkpoint being written, and the checkpoint of a run whose rows were
+  // written just before. Both are removed when the sweep starts again.
+  std::ofstream(dir / "parts" / "checkpoints" / "b_1.safetensors.tmp.4242.0") << "half";
+  std::ofstream(dir / "parts" / "checkpoints" / "a_0.safetensors") << "state of run 0";
+  // A crash after run b_1's curve rows, before its runs.csv row: it runs again, its curve rows are not repeated.
   {
     fs::remove(dir / "parts" / "runs.csv");
     ResultsCsv runs(dir / "parts" / "runs.csv", p.files[0].header, 2);
@@ -217,6 +221,27 @@ TEST_CASE("run_sweep refuses a plan that does not fit, and rows other than the p
   p = plan();
   p.files.push_back(p.files[0]);
   refused(p, "run_sweep: plan.files names runs.csv twice");
+  p = plan();
+  p.runs.clear();
+  refused(p, "run_sweep: plan.runs is empty: a sweep of no runs");
+  p = plan();
+  p.files[0].header[2] = "setting";
+  refused(p,
+          "run_sweep: plan.files[0] (runs.csv): the column \"setting\" is empty, repeated, or holds ',' or a "
+          "line break");
+  p = plan();
+  p.runs[5].keys[0][0][0] = "b,c";
+  refused(p, "run_sweep: plan.runs[5] has a key field \"b,c\" for runs.csv that holds ',' or a line break");
+  // With checkpoints, two runs whose names coincide would share a file: refused.
+  p = plan();
+  p.runs[0].keys[0][0] = {"x_y", "z"};
+  p.runs[1].keys[0][0] = {"x", "y_z"};
+  SweepRunOptions with_checkpoints = quiet();
+  with_checkpoints.checkpoints = true;
+  CHECK_THROWS_WITH(run_sweep({dir / "out"}, p, run, with_checkpoints),
+                    "run_sweep: plan.runs[0] and plan.runs[1] would share the checkpoint file x_y_z.safetensors "
+                    "(sweep_run_name of their first keys)");
+  CHECK_FALSE(fs::exists(dir / "out"));
 
   // Rows of another key than the plan declares: a program's mistake, before anything of the run is written.
   p = plan();

@@ -158,9 +158,15 @@ TEST_CASE("resume_or_start refuses another run's, version's or instruction set's
   const std::string before = state_of(other);
   PpoRunCheckpoint another(path, "the cue task, seed 2\n", other.agent, other.rollout, &other.curve);
   CHECK_THROWS_WITH(another.resume_or_start(),
-                    Catch::Contains(path.string() + " is the checkpoint of another run:\nthe cue task, seed 1\n"
-                                                    "this run is:\nthe cue task, seed 2\n") &&
-                        Catch::EndsWith("it is left in place"));
+                    "PpoRunCheckpoint::resume_or_start: " + path.string() +
+                        " is the checkpoint of another run: line 1 of its description is \"the cue task, seed 1\", "
+                        "this run's \"the cue task, seed 2\"; resume it with its own settings, or delete it; it is "
+                        "left in place");
+  // A description of several lines: the first that differs is quoted.
+  CHECK_THROWS_WITH(check_run_checkpoint(path, "the cue task, seed 1\nsteps=4096\n"),
+                    Catch::Contains("line 2 of its description is \"\", this run's \"steps=4096\""));
+  CHECK(check_run_checkpoint(path, "the cue task, seed 1\n") == RunStart::resumed);
+  CHECK(check_run_checkpoint(dir / "none.safetensors", "x") == RunStart::started);
   CHECK(test::slurp(path) == bytes);
   CHECK(state_of(other) == before);
 
@@ -201,8 +207,10 @@ TEST_CASE("resume_or_start refuses another run's, version's or instruction set's
                     "PpoRunCheckpoint: every.seconds must be non-negative and finite, got -1");
 }
 
-TEST_CASE("on_updates calls the pieces in order and stops at the first that returns false; FreezeNormalizerAt's update",
-          "[ppo]") {
+TEST_CASE(
+    "on_updates calls the pieces in order and stops at the first that returns false, and FreezeNormalizerAt picks its "
+    "update",
+    "[ppo]") {
   std::vector<int> calls;
   auto first = [&](const PpoStats&) { calls.push_back(1); };
   auto second = [&](const PpoStats& s) {
@@ -222,6 +230,8 @@ TEST_CASE("on_updates calls the pieces in order and stops at the first that retu
   CHECK(calls == std::vector<int>{1, 2, 3, 1, 2});
 
   Run run = make_run(1);
+  CHECK_THROWS_WITH(train_to(run.agent, run.rollout, batch - 1, on_updates()),
+                    "train_to: total_env_steps must be at least n_envs·n_steps = 128, got 127");
   CHECK(FreezeNormalizerAt(run.agent, 0.07, 100).after() == 7);
   CHECK(FreezeNormalizerAt(run.agent, 0.001, 100).after() == 1);
   CHECK(FreezeNormalizerAt(run.agent, 1.0, 100).after() == 100);
@@ -232,6 +242,11 @@ TEST_CASE("on_updates calls the pieces in order and stops at the first that retu
     never(stats);
   }
   CHECK_FALSE(run.agent.normalizer().frozen());
+  // A run resumed past its update (a checkpoint written at that update before the piece ran) freezes at once.
+  FreezeNormalizerAt late(run.agent, 0.5, 8);
+  stats.update = 5;
+  late(stats);
+  CHECK(run.agent.normalizer().frozen());
 }
 
 }  // namespace ppo_run_test

@@ -307,6 +307,16 @@ class RunsBySetting {
     return out;
   }
 
+  /// The numbers of column `column` of those rows whose field is not empty (a learning curve's
+  /// point without episodes is an empty field), in seed order.
+  [[nodiscard]] std::vector<double> present_values(const std::vector<std::string>& setting, std::size_t column) const {
+    std::vector<double> out;
+    for (const std::size_t r : rows_of("RunsBySetting::present_values", setting))
+      if (column >= table_.rows[r].size() || !table_.rows[r][column].empty())
+        out.push_back(table_.number<double>(r, column));
+    return out;
+  }
+
   [[nodiscard]] const CsvTable& table() const noexcept { return table_; }
   [[nodiscard]] std::size_t seeds() const noexcept { return seeds_; }
 

@@ -90,6 +90,9 @@ struct SweepRunOptions {
   /// Start at most this many runs (0: all), as if the sweep were killed once they finish: to try
   /// resumption (the examples' --stop-after of a sweep of short runs).
   std::size_t max_runs = 0;
+  /// The folder's other results files (of another plan of the same experiment, which a later
+  /// run_sweep writes): opening the folder refuses them too when they lack an experiment.txt.
+  std::vector<std::string> other_files{};
 };
 
 /// What a run_sweep did.
@@ -118,8 +121,9 @@ struct SweepOutcome {
 namespace detail {
 
 // Checks a plan before anything is touched; throws std::invalid_argument naming what is wrong.
-inline void check_sweep_plan(const SweepPlan& plan) {
+inline void check_sweep_plan(const SweepPlan& plan, bool checkpoints) {
   if (plan.files.empty()) invalid("run_sweep: plan.files must name at least one results file, got none");
+  if (plan.runs.empty()) invalid("run_sweep: plan.runs is empty: a sweep of no runs");
   std::unordered_set<std::string> names;
   for (std::size_t f = 0; f < plan.files.size(); ++f) {
     const ResultsFileSpec& file = plan.files[f];
@@ -128,7 +132,13 @@ inline void check_sweep_plan(const SweepPlan& plan) {
     if (file.key_columns < 1 || file.key_columns > file.header.size())
       invalid("run_sweep: plan.files[", f, "] (", file.name, "): key_columns must be in [1, ", file.header.size(),
               "], got ", file.key_columns);
+    std::unordered_set<std::string> columns;
+    for (const std::string& column : file.header)
+      if (!valid_field(column) || column.empty() || !columns.insert(column).second)
+        invalid("run_sweep: plan.files[", f, "] (", file.name, "): the column \"", column,
+                "\" is empty, repeated, or holds ',' or a line break");
   }
+  std::unordered_map<std::string, std::size_t> checkpoint_names;                      // name -> run
   std::vector<std::unordered_map<std::string, std::size_t>> seen(plan.files.size());  // key -> run
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
     const SweepRun& run = plan.runs[i];
@@ -146,11 +156,21 @@ inline void check_sweep_plan(const SweepPlan& plan) {
         if (key.size() != file.key_columns)
           invalid("run_sweep: plan.runs[", i, "] has a key of ", key.size(), " fields for ", file.name, ", expected ",
                   file.key_columns, " (", join_fields(file.header, file.key_columns), ")");
+        for (const std::string& field : key)
+          if (!valid_field(field))
+            invalid("run_sweep: plan.runs[", i, "] has a key field \"", field, "\" for ", file.name,
+                    " that holds ',' or a line break");
         const auto [where, inserted] = seen[f].emplace(join_fields(key, key.size()), i);
         if (!inserted)
           invalid("run_sweep: plan.runs[", where->second, "] and plan.runs[", i, "] both write the row ",
                   key_text(file.header, key, file.key_columns), " of ", file.name);
       }
+    if (checkpoints) {  // two runs must never share a checkpoint file
+      const auto [where, inserted] = checkpoint_names.emplace(sweep_run_name(run.keys[0].front()), i);
+      if (!inserted)
+        invalid("run_sweep: plan.runs[", where->second, "] and plan.runs[", i, "] would share the checkpoint file ",
+                where->first, ".safetensors (sweep_run_name of their first keys)");
+    }
   }
 }
 
@@ -169,6 +189,10 @@ inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRo
       if (row.size() != file.header.size())
         throw std::logic_error(message("run_sweep: run ", i, " returned a row of ", row.size(), " fields for ",
                                        file.name, ", whose header has ", file.header.size()));
+      for (std::size_t c = 0; c < row.size(); ++c)
+        if (!valid_field(row[c]))
+          throw std::logic_error(message("run_sweep: run ", i, " returned the field ", file.header[c], " = \"", row[c],
+                                         "\" for ", file.name, ", which holds ',' or a line break"));
       if (declared.erase(join_fields(row, file.key_columns)) == 0)
         throw std::logic_error(message("run_sweep: run ", i, " returned the row ",
                                        key_text(file.header, row, file.key_columns), " for ", file.name,
@@ -185,9 +209,10 @@ inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRo
 
 /// Runs the sweep `plan` as the invocation `request` asks (open_results_folder: the whole sweep, a
 /// shard of it, or a merge of the shards' folders, whose runs then need no computing):
-/// 1. checks the plan (every file's keys of the stated width, no row written by two runs) and,
-///    unless options.open_folder is false, opens request.dir (experiment.txt, shard.txt,
-///    provenance, the merged rows), refusing another experiment, shard or version;
+/// 1. checks the plan (keys of their file's width, fields a CSV holds, no row written by two runs
+///    nor, with options.checkpoints, a checkpoint file shared by two) and, unless
+///    options.open_folder is false, opens request.dir (experiment.txt, shard.txt, provenance, the
+///    merged rows), refusing another experiment, shard or version;
 /// 2. lists the runs of request.shard whose rows in plan.files[0] are not all in the folder, and
 ///    starts them (at most options.max_runs of them) costliest first (stable: equal costs in plan
 ///    order) on options.threads workers;
@@ -196,6 +221,8 @@ inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRo
 ///    finishing (its checkpoint stays; the run counts as stopped);
 /// 4. appends each finished run's rows that the folder does not hold yet, plan.files[1...] first
 ///    and plan.files[0] last, then removes its checkpoint; removes DIR/checkpoints once empty.
+///    What a kill left there — temporary files of a checkpoint being written, the checkpoint of a
+///    run whose rows were written — is removed at the start (the results files are locked then).
 /// A run that throws stops the sweep (runs in progress finish) and the exception is rethrown; rows
 /// of other shapes or keys than the plan declares throw std::logic_error. A sweep killed at any
 /// point and run again computes only what is missing and ends with the same files.
@@ -206,7 +233,7 @@ requires std::invocable<Run&, const SweepRunContext&> &&
                                const SweepRunOptions& options = {}) {
   namespace fs = std::filesystem;
   const auto start = std::chrono::steady_clock::now();
-  detail::check_sweep_plan(plan);
+  detail::check_sweep_plan(plan, options.checkpoints);
   SweepOutcome outcome;
   outcome.runs = plan.runs.size();
   outcome.in_shard = request.shard.size(plan.runs.size());
@@ -221,10 +248,12 @@ requires std::invocable<Run&, const SweepRunContext&> &&
         for (const SweepRun& r : plan.runs) spec.keys.insert(spec.keys.end(), r.keys[f].begin(), r.keys[f].end());
         specs.push_back(std::move(spec));
       }
-    outcome.merged = open_results_folder(request, plan.description, std::move(specs), file_names);
+    std::vector<std::string> files_of_folder = file_names;
+    files_of_folder.insert(files_of_folder.end(), options.other_files.begin(), options.other_files.end());
+    outcome.merged = open_results_folder(request, plan.description, std::move(specs), files_of_folder);
     if (options.report && !outcome.merged.empty()) {
-      std::printf("merged %zu runs from %zu folders into %s:", plan.runs.size(), request.shard_folders.size(),
-                  dir.c_str());
+      std::printf("merged the %zu runs of the plan from %zu folders into %s:", plan.runs.size(),
+                  request.shard_folders.size(), dir.c_str());
       for (const MergedFile& m : outcome.merged)
         std::printf(" %s %zu rows (%zu new)%s", m.results_file.c_str(), m.rows, m.appended,
                     &m == &outcome.merged.back() ? "\n" : ",");
@@ -247,7 +276,18 @@ requires std::invocable<Run&, const SweepRunContext&> &&
       todo.resize(options.max_runs);
     }
     const fs::path checkpoints = dir / "checkpoints";
-    if (options.checkpoints && !todo.empty()) fs::create_directories(checkpoints);
+    if (options.checkpoints) {
+      // What a kill left behind, now that the results files are locked (no other process works in
+      // this folder): half-written temporary files, and checkpoints of runs whose rows are written.
+      std::error_code ignored;
+      std::vector<fs::path> stale;
+      for (const auto& entry : fs::directory_iterator(checkpoints, ignored))
+        if (entry.path().filename().string().find(".tmp.") != std::string::npos) stale.push_back(entry.path());
+      for (const std::size_t i : request.shard.runs(plan.runs.size()))
+        if (done(i)) stale.push_back(checkpoints / (sweep_run_name(plan.runs[i].keys[0].front()) + ".safetensors"));
+      for (const fs::path& path : stale) fs::remove(path, ignored);
+      if (!todo.empty()) fs::create_directories(checkpoints);
+    }
     std::atomic<std::size_t> computed{0}, stopped{0};
     parallel_runs(
         todo.size(),
@@ -281,11 +321,10 @@ requires std::invocable<Run&, const SweepRunContext&> &&
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.report) {
     if (outcome.stopped > 0)
-      std::printf("stopped %zu of the %zu runs to do before they finished; run the same command again to resume them\n",
-                  outcome.stopped, outcome.computed + outcome.stopped + outcome.not_started);
+      std::printf("stopped %zu of the %zu runs to do before they finished (their checkpoints stay)\n", outcome.stopped,
+                  outcome.computed + outcome.stopped + outcome.not_started);
     else if (outcome.not_started > 0)
-      std::printf("stopped after %zu runs, %zu not started; run the same command again to do them\n", outcome.computed,
-                  outcome.not_started);
+      std::printf("stopped after %zu runs, %zu not started\n", outcome.computed, outcome.not_started);
     else if (!request.shard.whole())
       std::printf(
           "shard %s: %zu of %zu runs in %s, %.1f s\nwhen all %zu shards have run: the same flags with --merge "

@@ -7,6 +7,7 @@
 // chained by on_updates, and train_to, which trains a resumed agent only for what is left.
 // Opt-in. See docs/control.md ("A training run").
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -70,18 +71,14 @@ enum class RunStart {
   restarted  ///< the checkpoint was damaged (say, a machine crashed while writing it): the run starts again
 };
 
-/// What PpoRunCheckpoint::resume_or_start would do with the file at `path`, for the run `identity`,
-/// without loading it: `started` if there is none, `restarted` if it cannot be read (`damage`, if
-/// given, says why), `resumed` if it is this run's. Throws std::runtime_error naming the file
-/// (which stays as it is) for a checkpoint of another run, memtrace version or instruction set, or
-/// not of a PPO run; these are checked before its checksum, so that a file of another version is
-/// named as such. A program calls it before it changes anything of its own.
-inline RunStart check_run_checkpoint(const std::filesystem::path& path, std::string_view identity,
-                                     std::string* damage = nullptr) {
+namespace detail {
+// check_run_checkpoint's work, its refusals starting "who: ".
+inline RunStart check_run_checkpoint(const char* who, const std::filesystem::path& path, std::string_view identity,
+                                     std::string* damage) {
   if (!std::filesystem::exists(path)) return RunStart::started;
   TensorFile file;
   try {
-    file = parse_safetensors(detail::read_text(path), path.string());
+    file = parse_safetensors(read_text(path), path.string());
   } catch (const std::invalid_argument& e) {
     if (damage != nullptr) *damage = e.what();
     return RunStart::restarted;
@@ -91,8 +88,7 @@ inline RunStart check_run_checkpoint(const std::filesystem::path& path, std::str
     return it == file.metadata.end() ? std::string() : it->second;
   };
   const auto refuse = [&](const auto&... why) {
-    throw std::runtime_error(
-        detail::message("check_run_checkpoint: ", path.string(), " ", why..., "; it is left in place"));
+    throw std::runtime_error(message(who, ": ", path.string(), " ", why..., "; it is left in place"));
   };
   if (entry("format") != ppo_run_format)
     refuse("is not the checkpoint of a PPO run (format \"", entry("format"), "\", expected \"", ppo_run_format, "\")");
@@ -102,10 +98,33 @@ inline RunStart check_run_checkpoint(const std::filesystem::path& path, std::str
   if (entry("isa") != instruction_set())
     refuse("was written by a build for ", entry("isa"), ", this one is for ", instruction_set(),
            ": float sums round differently, so a run resumes only with the build that ran it");
-  if (entry("run") != identity)
-    refuse("is the checkpoint of another run:\n", entry("run"), "this run is:\n", identity,
-           "resume it with its own settings, or delete it");
+  const std::string saved = entry("run");
+  if (saved != identity) {  // the first line that differs says which setting
+    std::size_t line = 1, at = 0;
+    while (at < saved.size() && at < identity.size() && saved[at] == identity[at])
+      if (saved[at++] == '\n') ++line;
+    const auto line_of = [&](std::string_view text) {
+      const std::size_t begin = text.rfind('\n', at == 0 ? 0 : at - 1);
+      const std::size_t from = begin == std::string_view::npos || at == 0 ? 0 : begin + 1;
+      return std::string(text.substr(from, std::min(text.find('\n', from), text.size()) - from));
+    };
+    refuse("is the checkpoint of another run: line ", line, " of its description is \"", line_of(saved),
+           "\", this run's \"", line_of(identity), "\"; resume it with its own settings, or delete it");
+  }
   return RunStart::resumed;
+}
+}  // namespace detail
+
+/// What PpoRunCheckpoint::resume_or_start would do with the file at `path`, for the run `identity`,
+/// without loading it: `started` if there is none, `restarted` if it cannot be read (`damage`, if
+/// given, says why), `resumed` if it is this run's. Throws std::runtime_error naming the file
+/// (which stays as it is) for a checkpoint of another run (quoting the first line of the
+/// descriptions that differs), memtrace version or instruction set, or not of a PPO run; these are
+/// checked before its checksum, so that a file of another version is named as such. A program
+/// calls it before it changes anything of its own.
+inline RunStart check_run_checkpoint(const std::filesystem::path& path, std::string_view identity,
+                                     std::string* damage = nullptr) {
+  return detail::check_run_checkpoint("check_run_checkpoint", path, identity, damage);
 }
 
 /// The checkpoint of one PPO training run at `path`: the agent, the rollout and (if given) the
@@ -144,7 +163,8 @@ class PpoRunCheckpoint {
   /// (the next save replaces it).
   RunStart resume_or_start() {
     damage_.clear();
-    const RunStart found = check_run_checkpoint(path_, identity_, &damage_);
+    const RunStart found =
+        detail::check_run_checkpoint("PpoRunCheckpoint::resume_or_start", path_, identity_, &damage_);
     if (found != RunStart::resumed) return found;
     std::map<std::string, std::string> metadata;
     try {  // all or nothing: a refusal leaves agent, rollout and curve as they were
@@ -249,7 +269,8 @@ struct StopAfter {
 };
 
 /// Freezes the agent's feature normaliser (freeze_normalizer) after the update nearest to
-/// fraction x total_updates (at least the first); fraction 1 never freezes it.
+/// fraction x total_updates (at least the first), or after the first update it sees past that;
+/// fraction 1 never freezes it.
 template <class Agent>
 class FreezeNormalizerAt {
  public:
@@ -263,7 +284,9 @@ class FreezeNormalizerAt {
   }
 
   bool operator()(const PpoStats& stats) noexcept {
-    if (fraction_ < 1.0 && stats.update == after_) agent_->freeze_normalizer();
+    // From its update on (not only at it), so that a run resumed from a checkpoint written at that
+    // update before this piece ran still freezes.
+    if (fraction_ < 1.0 && stats.update >= after_ && !agent_->normalizer().frozen()) agent_->freeze_normalizer();
     return true;
   }
 
@@ -293,10 +316,14 @@ struct EvaluationPoint {
 
 /// Evaluates the agent every `every` updates while it trains (Stable-Baselines3's EvalCallback):
 /// `episodes` episodes of a copy of `env` with a copy of `memory` (memtrace::evaluate, capped at
-/// `max_steps`, with `selection`), drawing from make_stream(seed, update), a stream of each
-/// evaluation's own: training is unchanged (the agent's generator and statistics are not touched),
-/// and a resumed run evaluates exactly as a run never stopped. points() holds the evaluations of
-/// this process; on_evaluation, if given, is called with each (to write it as it comes).
+/// `max_steps`, with `selection`), drawing from make_stream(stream_key(seed, update), 0), a stream
+/// of each evaluation's own (not one of make_stream(seed, i), even if `seed` is the run's key):
+/// training is unchanged (the agent's generator and statistics are not touched), and a resumed run
+/// evaluates each update exactly as a run never stopped. points() holds the evaluations of this
+/// process; on_evaluation, if given, is called with each, to write it as it comes. Put it before
+/// PpoRunCheckpoint in on_updates and key what on_evaluation writes by update: a run resumed from
+/// a checkpoint of update c evaluates again the updates after c that the killed process had
+/// evaluated, with the same result.
 template <class Agent, class Env, class M>
 class EvaluateEvery {
  public:
@@ -322,7 +349,7 @@ class EvaluateEvery {
 
   bool operator()(const PpoStats& stats) {
     if (stats.update % every_ != 0) return true;
-    DefaultGenerator gen = make_stream(seed_, stats.update);
+    DefaultGenerator gen = make_stream(stream_key(seed_, stats.update), 0);
     points_.push_back(
         {stats.update, stats.env_steps, evaluate(*agent_, env_, memory_, gen, episodes_, max_steps_, selection_)});
     if (on_evaluation_) on_evaluation_(points_.back());
@@ -406,11 +433,13 @@ template <class... Hooks>
 /// Trains agent on rollout until it has done total_env_steps / (n_envs·n_steps) updates in all, so
 /// that a run resumed from a checkpoint trains only what is left (nothing if it is done; train
 /// with the remaining steps otherwise). Returns true if training got there, false if on_update
-/// stopped it.
+/// stopped it. Throws std::invalid_argument, as train does, for total_env_steps < n_envs·n_steps.
 template <class Phi, class Scalar, class Net, class Env, class M, class G, class OnUpdate>
 bool train_to(Ppo<Phi, Scalar, Net>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps,
               OnUpdate&& on_update) {
   const std::size_t batch = agent.options().n_envs * agent.options().n_steps;
+  if (total_env_steps < batch)
+    detail::invalid("train_to: total_env_steps must be at least n_envs·n_steps = ", batch, ", got ", total_env_steps);
   const std::size_t total = total_env_steps / batch, done = agent.updates();
   if (done >= total) return true;
   bool stopped = false;
