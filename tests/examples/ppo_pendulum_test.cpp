@@ -230,8 +230,8 @@ void check_same_results(const fs::path& a, const fs::path& b) {
   CHECK(read_text(a / "learning_curves.csv") == read_text(b / "learning_curves.csv"));
 }
 
-// 64 updates of 16 x 64 steps a run (16 under AddressSanitizer): long enough to be killed while running.
-const std::string small_steps = sanitized ? "16384" : "65536";
+// 32 updates of 16 x 64 steps a run (16 under AddressSanitizer): long enough to be killed while running.
+const std::string small_steps = sanitized ? "16384" : "32768";
 const std::string small_sweep = "--quick --steps " + small_steps + " --threads 2 --no-plot ";
 
 const fs::path& small_sweep_run() {
