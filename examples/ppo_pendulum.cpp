@@ -298,8 +298,7 @@ int sweep(const Options& o) {
     return csv_row(r.observe_velocity ? "full" : "hidden", name_of(r.memory), r.seed, o.steps);
   };
   // The plan: every run writes its row of runs.csv and one row of curves.csv per curve point.
-  std::vector<std::size_t> at = curve_steps(o.steps, o.ppo.n_envs * o.ppo.n_steps, o.curve_points);
-  at.erase(std::unique(at.begin(), at.end()), at.end());
+  const std::vector<std::size_t> at = distinct_curve_steps(o.steps, o.ppo.n_envs * o.ppo.n_steps, o.curve_points);
   SweepPlan plan{describe(o), {{"runs.csv", runs_header, 4}, {"curves.csv", curves_header, 5}}, {}};
   for (const RunSpec& spec : specs) {
     SweepRun run{{{key_of(spec)}, {}}, 1.0};
@@ -309,32 +308,31 @@ int sweep(const Options& o) {
     }
     plan.runs.push_back(std::move(run));
   }
-  const SweepOutcome outcome = run_sweep(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
-      [&](const SweepRunContext& c) -> std::optional<SweepRows> {
-        const RunSpec& spec = specs[c.index];
-        const std::optional<RunResult> r =
-            run_one(o, spec, c, plan.description + "run=" + sweep_run_name(key_of(spec)) + "\n");
-        if (!r) return std::nullopt;
-        SweepRows rows(2);
-        for (const CurvePoint& p : r->curve) {  // one row per point's steps: the first if two points share them
-          auto row = key_of(spec);
-          row.push_back(csv_field(p.env_steps));
-          if (!rows[1].empty() && rows[1].back()[4] == row[4]) continue;
-          row.push_back(std::isnan(p.mean_return()) ? std::string() : csv_field(p.mean_return()));
-          rows[1].push_back(std::move(row));
-        }
-        rows[0].push_back(key_of(spec));
-        for (const double x : {r->train_return, r->eval_return, r->greedy_return, r->seconds, r->cpu_seconds})
-          rows[0][0].push_back(csv_field(x));
-        return rows;
-      },
-      {.threads = o.threads,
-       .progress = true,
-       .label = "ppo_pendulum runs",
-       .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
-       .open_folder = true,
-       .report = true});
+  const SweepOutcome outcome =
+      run_sweep(examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
+                [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+                  const RunSpec& spec = specs[c.index];
+                  const std::optional<RunResult> r =
+                      run_one(o, spec, c, plan.description + "run=" + sweep_run_name(key_of(spec)) + "\n");
+                  if (!r) return std::nullopt;
+                  SweepRows rows(2);
+                  for (const CurvePoint& p : distinct_points(r->curve)) {
+                    auto row = key_of(spec);
+                    row.push_back(csv_field(p.env_steps));
+                    row.push_back(std::isnan(p.mean_return()) ? std::string() : csv_field(p.mean_return()));
+                    rows[1].push_back(std::move(row));
+                  }
+                  rows[0].push_back(key_of(spec));
+                  for (const double x : {r->train_return, r->eval_return, r->greedy_return, r->seconds, r->cpu_seconds})
+                    rows[0][0].push_back(csv_field(x));
+                  return rows;
+                },
+                {.threads = o.threads,
+                 .progress = true,
+                 .label = "ppo_pendulum runs",
+                 .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
+                 .open_folder = true,
+                 .report = true});
   if (!outcome.complete()) {
     std::printf("run the same command without --stop-after to resume them\n");
     return 3;

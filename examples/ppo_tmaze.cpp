@@ -478,9 +478,7 @@ int sweep(const Options& o, bool lambdas_given) {
   const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
   for (const RunSpec& spec : specs) {
     SweepRun run{{{key_of(spec)}, {}, {}}, run_cost(o, spec, lambdas_given)};
-    std::vector<std::size_t> at = curve_steps(spec.steps, batch, o.curve_points);
-    at.erase(std::unique(at.begin(), at.end()), at.end());
-    for (const std::size_t steps : at) {
+    for (const std::size_t steps : distinct_curve_steps(spec.steps, batch, o.curve_points)) {
       run.keys[1].push_back(key_of(spec));
       run.keys[1].back().push_back(csv_field(steps));
     }
@@ -488,35 +486,34 @@ int sweep(const Options& o, bool lambdas_given) {
     plan.runs.push_back(std::move(run));
   }
   // Each run checkpoints into checkpoints/ (--checkpoint-every) and resumes from there.
-  const SweepOutcome outcome = run_sweep(
-      examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
-      [&](const SweepRunContext& c) -> std::optional<SweepRows> {
-        const RunSpec& spec = specs[c.index];
-        const std::optional<RunResult> r =
-            run_one(o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given), frames_of(o, spec.corridor),
-                    false, c.checkpoint, description + "run=" + sweep_run_name(key_of(spec)) + "\n");
-        if (!r) return std::nullopt;
-        SweepRows rows(3);
-        for (const CurvePoint& p : r->curve) {  // one row per point's steps: the first if two points share them
-          auto row = key_of(spec);
-          row.push_back(csv_field(p.env_steps));
-          if (!rows[1].empty() && rows[1].back()[5] == row[5]) continue;
-          rows[2].push_back(row);
-          for (std::string& x : diagnostics_row(p)) rows[2].back().push_back(std::move(x));
-          row.push_back(field(p.success_rate()));
-          rows[1].push_back(std::move(row));
-        }
-        rows[0].push_back(key_of(spec));
-        for (double x : {r->train_success, r->eval_success, r->eval_goal, r->seconds, r->cpu_seconds})
-          rows[0][0].push_back(csv_field(x));
-        return rows;
-      },
-      {.threads = o.threads,
-       .progress = true,
-       .label = "ppo_tmaze runs",
-       .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
-       .open_folder = true,
-       .report = true});
+  const SweepOutcome outcome =
+      run_sweep(examples::sweep_request(dir, o.shard, o.split, o.provenance), plan,
+                [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+                  const RunSpec& spec = specs[c.index];
+                  const std::optional<RunResult> r = run_one(
+                      o, spec, sweep_lambdas(o, spec.memory, spec.corridor, lambdas_given), frames_of(o, spec.corridor),
+                      false, c.checkpoint, description + "run=" + sweep_run_name(key_of(spec)) + "\n");
+                  if (!r) return std::nullopt;
+                  SweepRows rows(3);
+                  for (const CurvePoint& p : distinct_points(r->curve)) {
+                    auto row = key_of(spec);
+                    row.push_back(csv_field(p.env_steps));
+                    rows[2].push_back(row);
+                    for (std::string& x : diagnostics_row(p)) rows[2].back().push_back(std::move(x));
+                    row.push_back(field(p.success_rate()));
+                    rows[1].push_back(std::move(row));
+                  }
+                  rows[0].push_back(key_of(spec));
+                  for (double x : {r->train_success, r->eval_success, r->eval_goal, r->seconds, r->cpu_seconds})
+                    rows[0][0].push_back(csv_field(x));
+                  return rows;
+                },
+                {.threads = o.threads,
+                 .progress = true,
+                 .label = "ppo_tmaze runs",
+                 .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
+                 .open_folder = true,
+                 .report = true});
   if (!outcome.complete()) {
     std::printf("run the same command without --stop-after to resume them\n");
     return 3;
@@ -585,9 +582,7 @@ int sweep(const Options& o, bool lambdas_given) {
         double cpu = 0;
         for (const double x : runs.values(csv_row(name_of(kind), o.corridors[c], steps, discount), 9)) cpu += x;
         cpu /= static_cast<double>(o.seeds);
-        std::vector<std::size_t> at = curve_steps(steps, batch, o.curve_points);
-        at.erase(std::unique(at.begin(), at.end()), at.end());
-        for (const std::size_t a : at) {
+        for (const std::size_t a : distinct_curve_steps(steps, batch, o.curve_points)) {
           const auto v = points.present_values(csv_row(name_of(kind), o.corridors[c], steps, discount, a), 6);
           const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
           curves += csv_line(csv_row(name_of(kind), o.corridors[c], discount, steps, a, v.size(),

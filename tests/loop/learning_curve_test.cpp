@@ -136,6 +136,13 @@ TEST_CASE("points that fall on one update share its step count, and only the fir
   CHECK(curve.points().size() == 5);
   CHECK(curve.points()[2].updates == 1);
   CHECK(curve.points()[4].updates == 0);
+  // What a curve's files hold: one row per distinct step count, the point that holds the update.
+  CHECK(distinct_curve_steps(20, 10, 5) == std::vector<std::size_t>{10, 20});
+  const std::vector<CurvePoint> rows = distinct_points(curve.points());
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0] == curve.points()[0]);
+  CHECK(rows[1] == curve.points()[2]);
+  CHECK(distinct_curve_steps(100, 10, 4) == curve_steps(100, 10, 4));  // no repeats: the same
 }
 
 TEST_CASE("a learning curve counts no success by default, and its recent window is the last episodes") {

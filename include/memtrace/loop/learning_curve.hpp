@@ -6,6 +6,7 @@
 // can be seen when it starts; and the success rate of the most recent episodes, for a progress
 // line. See docs/control.md ("Learning curves").
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <vector>
@@ -47,6 +48,15 @@ inline constexpr std::size_t max_curve_points = 1'000'000;
   return at;
 }
 
+/// curve_steps without the repeats, increasing: the steps at which a curve's files have a row (the
+/// points that share an update's steps are one row there; distinct_points).
+[[nodiscard]] inline std::vector<std::size_t> distinct_curve_steps(std::size_t total_env_steps,
+                                                                   std::size_t update_env_steps, std::size_t points) {
+  std::vector<std::size_t> at = curve_steps(total_env_steps, update_env_steps, points);
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  return at;
+}
+
 /// What happened between two points of a learning curve: the episodes that ended and the means of
 /// the updates' statistics (PpoStats) since the previous point.
 struct CurvePoint {
@@ -79,6 +89,16 @@ struct CurvePoint {
            same(a.approx_kl, b.approx_kl) && same(a.clip_fraction, b.clip_fraction);
   }
 };
+
+/// The points of a curve (in order) with distinct environment steps: of points that share an
+/// update's steps, the first, which holds the update (the others hold nothing). One per step of
+/// distinct_curve_steps once the run is trained.
+[[nodiscard]] inline std::vector<CurvePoint> distinct_points(const std::vector<CurvePoint>& points) {
+  std::vector<CurvePoint> out;
+  for (const CurvePoint& p : points)
+    if (out.empty() || out.back().env_steps != p.env_steps) out.push_back(p);
+  return out;
+}
 
 struct CurveOptions {
   std::size_t points = 20;  ///< points of the curve, evenly spaced in environment steps (curve_steps)
