@@ -153,8 +153,8 @@ inline void add_run_flags(CLI::App& app, RunFlags& flags, const std::string& run
   app.add_option("--checkpoint-every", flags.checkpoint_every,
                  "Checkpoint " + runs +
                      " every N updates (N) or every N seconds of its work (Ns), and once its training ends, into "
-                     "--out; a killed run resumes from its checkpoint when run again with the same flags (0: no "
-                     "checkpoints)")
+                     "--out; a killed run resumes from its checkpoint when run again with the same flags (0: none "
+                     "written; a run still resumes from one it finds)")
       ->type_name("N|Ns")
       ->capture_default_str();
   app.add_option("--stop-after", flags.stop_after,

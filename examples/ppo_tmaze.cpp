@@ -328,8 +328,6 @@ std::string experiment_description(const Options& o, bool lambdas_given);
 
 int single(const Options& o) {
   const fs::path dir(o.out);
-  fs::create_directories(dir);
-  record_provenance(dir, o.provenance, true);  // a single run rewrites its files
   const RunSpec spec{o.memory, o.corridor, o.discount, 0, o.steps};
   const std::vector<double> lambdas =
       o.memory.kind == MemoryKind::trace_slow ? std::vector<double>{lambda_of(o.corridor)} : o.lambdas;
@@ -353,10 +351,13 @@ int single(const Options& o) {
   // A killed run resumes from its checkpoint (--checkpoint-every), which is removed once its files
   // are written; another run's checkpoint is refused before anything in the folder changes.
   const fs::path checkpoint = dir / "checkpoint.safetensors";
-  (void)check_run_checkpoint(checkpoint, what.str());
+  if (o.steps != 0) (void)check_run_checkpoint(checkpoint, what.str());  // --steps 0 trains nothing
+  fs::create_directories(dir);
+  record_provenance(dir, o.provenance, true);  // a single run rewrites its files
   write_text_atomically(dir / "run.txt", what.str());
   const std::optional<RunResult> result =
-      run_one(o, spec, lambdas, frames, true, checkpoint, what.str());  // resumed even with --checkpoint-every 0
+      run_one(o, spec, lambdas, frames, true, o.steps != 0 ? checkpoint : fs::path(),
+              what.str());  // resumed even with --checkpoint-every 0
   if (!result) {
     std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
                 o.run.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");

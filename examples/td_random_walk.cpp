@@ -299,10 +299,11 @@ std::vector<std::string> run_key(const MemorySpec& spec, double alpha, std::size
 /// gets an equal share of the seeds of every group. Units start seed by seed (their "cost" is
 /// seeds − seed, and the groups of a seed keep their order): the first units then need the exact
 /// analyses of different memories, which their workers compute in parallel (costliest first made
-/// both workers wait for the longest analysis, 15% slower on two cores).
+/// both workers wait for the longest analysis, 15% slower on two cores). `units_done`: the units
+/// this invocation computed before, which count against --stop-after.
 SweepOutcome sweep(Plan& plan, const NoisyRandomWalk& walk, const Options& o, std::span<const std::size_t> record_at,
                    const SweepRequest& request, const std::string& description, const std::string& file,
-                   bool with_steps, const std::string& label, bool open_folder) {
+                   bool with_steps, const std::string& label, bool open_folder, std::size_t units_done) {
   std::vector<std::string> header{"memory", "param", "alpha", "seed"};
   if (with_steps) header.push_back("steps");
   header.push_back("ve");
@@ -337,7 +338,7 @@ SweepOutcome sweep(Plan& plan, const NoisyRandomWalk& walk, const Options& o, st
                     .checkpoints = false,
                     .open_folder = open_folder,
                     .report = true,
-                    .max_runs = o.stop_after,
+                    .max_runs = o.stop_after == 0 ? 0 : o.stop_after - units_done,
                     .other_files = {"curve_runs.csv"}});
 }
 
@@ -377,7 +378,8 @@ int run(const Options& o) {
     std::printf("run the same command without --stop-after to do the rest\n");
     return 3;
   };
-  if (!sweep(plan, walk, o, steps, request, description, "runs.csv", false, "runs", true).complete()) return stopped();
+  const SweepOutcome runs_done = sweep(plan, walk, o, steps, request, description, "runs.csv", false, "runs", true, 0);
+  if (!runs_done.complete()) return stopped();
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   // The exact analysis of every memory, for the summary (those no run of this invocation needed).
@@ -446,7 +448,11 @@ int run(const Options& o) {
     }
     curves.start(process);
     const std::vector<std::size_t> points = curve_points(o.curve_steps, o.steps);
-    if (!sweep(curves, walk, o, points, request, description, "curve_runs.csv", true, "curves", false).complete())
+    // --stop-after counts the units of the invocation: those the runs computed count against it.
+    if (o.stop_after != 0 && runs_done.computed >= o.stop_after) return stopped();
+    if (!sweep(curves, walk, o, points, request, description, "curve_runs.csv", true, "curves", false,
+               runs_done.computed)
+             .complete())
       return stopped();
     const RunsBySetting curve_runs(read_csv(dir / "curve_runs.csv", 5), 5, 3, o.seeds);
     std::string curve = header;

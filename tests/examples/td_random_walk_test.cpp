@@ -245,7 +245,10 @@ TEST_CASE("a sweep killed with SIGKILL while it writes resumes to the files of a
   const fs::path stopped = dir / "stopped";
   CHECK(run_program(stopped, flags + " --stop-after 5") == 3);
   CHECK_FALSE(fs::exists(stopped / "summary.csv"));
-  CHECK(memtrace::test::count_lines(stopped / "runs.csv") > 1);
+  // Seed 0's first five units, seed by seed: the traces (3 rows), then windows of 1, 2, 3 and the
+  // concatenation of 1 (5 step sizes each): 23 rows under the header.
+  CHECK(memtrace::test::count_lines(stopped / "runs.csv") == 24);
+  CHECK_THAT(memtrace::test::slurp(stopped / "log.txt"), Catch::Contains("stopped after 5 runs"));
   REQUIRE(run_program(stopped, flags) == 0);
   for (const char* file : {"summary.csv", "figure.csv"})
     CHECK(memtrace::test::slurp(stopped / file) == memtrace::test::slurp(dir / "whole" / file));

@@ -102,6 +102,7 @@ struct SweepOutcome {
   std::size_t in_shard = 0;          ///< of the request's shard
   std::size_t computed = 0;          ///< finished by this call
   std::size_t stopped = 0;           ///< returned no rows (stopped early: their checkpoints stay)
+  std::size_t resumable = 0;         ///< of them, those with a checkpoint to resume from
   std::size_t not_started = 0;       ///< left to do by options.max_runs
   double seconds = 0;                ///< wall time of the call
   /// Whether every run of the shard is finished.
@@ -234,6 +235,10 @@ requires std::invocable<Run&, const SweepRunContext&> &&
   namespace fs = std::filesystem;
   const auto start = std::chrono::steady_clock::now();
   detail::check_sweep_plan(plan, options.checkpoints);
+  if (options.checkpoints && !options.open_folder)
+    detail::invalid(
+        "run_sweep: options.checkpoints needs options.open_folder: the checkpoints of two plans of one "
+        "folder would share DIR/checkpoints");
   SweepOutcome outcome;
   outcome.runs = plan.runs.size();
   outcome.in_shard = request.shard.size(plan.runs.size());
@@ -280,15 +285,20 @@ requires std::invocable<Run&, const SweepRunContext&> &&
       // What a kill left behind, now that the results files are locked (no other process works in
       // this folder): half-written temporary files, and checkpoints of runs whose rows are written.
       std::error_code ignored;
-      std::vector<fs::path> stale;
-      for (const auto& entry : fs::directory_iterator(checkpoints, ignored))
-        if (entry.path().filename().string().find(".tmp.") != std::string::npos) stale.push_back(entry.path());
+      std::unordered_map<std::string, std::size_t> run_of;  // checkpoint file name -> run
       for (const std::size_t i : request.shard.runs(plan.runs.size()))
-        if (done(i)) stale.push_back(checkpoints / (sweep_run_name(plan.runs[i].keys[0].front()) + ".safetensors"));
+        run_of.emplace(sweep_run_name(plan.runs[i].keys[0].front()) + ".safetensors", i);
+      std::vector<fs::path> stale;
+      for (const auto& entry : fs::directory_iterator(checkpoints, ignored)) {
+        const std::string file = entry.path().filename().string();
+        const std::size_t tmp = file.find(".safetensors.tmp.");  // write_text_atomically's temporary files
+        const auto owner = run_of.find(tmp == std::string::npos ? file : file.substr(0, tmp + 12));
+        if (owner != run_of.end() && (tmp != std::string::npos || done(owner->second))) stale.push_back(entry.path());
+      }
       for (const fs::path& path : stale) fs::remove(path, ignored);
       if (!todo.empty()) fs::create_directories(checkpoints);
     }
-    std::atomic<std::size_t> computed{0}, stopped{0};
+    std::atomic<std::size_t> computed{0}, stopped{0}, resumable{0};
     parallel_runs(
         todo.size(),
         [&](std::size_t j) {
@@ -299,6 +309,7 @@ requires std::invocable<Run&, const SweepRunContext&> &&
           const std::optional<SweepRows> rows = run(std::as_const(context));
           if (!rows) {
             ++stopped;
+            if (!context.checkpoint.empty() && fs::exists(context.checkpoint)) ++resumable;
             return;
           }
           detail::check_sweep_rows(plan, i, *rows);
@@ -315,14 +326,16 @@ requires std::invocable<Run&, const SweepRunContext&> &&
         SweepOptions{.threads = options.threads, .progress = options.progress, .label = options.label});
     outcome.computed = computed;
     outcome.stopped = stopped;
+    outcome.resumable = resumable;
     std::error_code ignored;
     if (options.checkpoints) fs::remove(checkpoints, ignored);  // only if empty: a stopped run's checkpoint stays
   }
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.report) {
     if (outcome.stopped > 0)
-      std::printf("stopped %zu of the %zu runs to do before they finished (their checkpoints stay)\n", outcome.stopped,
-                  outcome.computed + outcome.stopped + outcome.not_started);
+      std::printf(
+          "stopped %zu of the %zu runs to do before they finished; %zu of them have a checkpoint to resume from\n",
+          outcome.stopped, outcome.computed + outcome.stopped + outcome.not_started, outcome.resumable);
     else if (outcome.not_started > 0)
       std::printf("stopped after %zu runs, %zu not started\n", outcome.computed, outcome.not_started);
     else if (!request.shard.whole())

@@ -103,13 +103,14 @@ inline RunStart check_run_checkpoint(const char* who, const std::filesystem::pat
     std::size_t line = 1, at = 0;
     while (at < saved.size() && at < identity.size() && saved[at] == identity[at])
       if (saved[at++] == '\n') ++line;
-    const auto line_of = [&](std::string_view text) {
-      const std::size_t begin = text.rfind('\n', at == 0 ? 0 : at - 1);
-      const std::size_t from = begin == std::string_view::npos || at == 0 ? 0 : begin + 1;
-      return std::string(text.substr(from, std::min(text.find('\n', from), text.size()) - from));
+    const auto line_of = [&](std::string_view text) -> std::string {
+      if (at == text.size()) return "(nothing: it ends there)";
+      const std::size_t begin = at == 0 ? std::string_view::npos : text.rfind('\n', at - 1);
+      const std::size_t from = begin == std::string_view::npos ? 0 : begin + 1;
+      return "\"" + std::string(text.substr(from, std::min(text.find('\n', from), text.size()) - from)) + "\"";
     };
-    refuse("is the checkpoint of another run: line ", line, " of its description is \"", line_of(saved),
-           "\", this run's \"", line_of(identity), "\"; resume it with its own settings, or delete it");
+    refuse("is the checkpoint of another run: line ", line, " of its description is ", line_of(saved), ", this run's ",
+           line_of(identity), "; resume it with its own settings, or delete it");
   }
   return RunStart::resumed;
 }
@@ -269,8 +270,8 @@ struct StopAfter {
 };
 
 /// Freezes the agent's feature normaliser (freeze_normalizer) after the update nearest to
-/// fraction x total_updates (at least the first), or after the first update it sees past that;
-/// fraction 1 never freezes it.
+/// fraction x total_updates (at least the first); fraction 1 never freezes it. Build it after
+/// PpoRunCheckpoint::resume_or_start: an agent resumed at or past that update is frozen at once.
 template <class Agent>
 class FreezeNormalizerAt {
  public:
@@ -281,12 +282,13 @@ class FreezeNormalizerAt {
     // The nearest whole number, so that 0.07 x 100 is 7 although the product is 7.000000000000001.
     const auto nearest = static_cast<std::size_t>(std::llround(fraction * static_cast<double>(total_updates)));
     after_ = nearest < 1 ? 1 : nearest;
+    // A run resumed at or past that update (built after resume_or_start): frozen from the start, as
+    // the run never stopped was, even if its checkpoint was written before this piece ran.
+    if (fraction_ < 1.0 && agent.updates() >= after_) agent.freeze_normalizer();
   }
 
   bool operator()(const PpoStats& stats) noexcept {
-    // From its update on (not only at it), so that a run resumed from a checkpoint written at that
-    // update before this piece ran still freezes.
-    if (fraction_ < 1.0 && stats.update >= after_ && !agent_->normalizer().frozen()) agent_->freeze_normalizer();
+    if (fraction_ < 1.0 && stats.update == after_) agent_->freeze_normalizer();
     return true;
   }
 
