@@ -302,9 +302,15 @@ TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the fil
   CHECK(run_program(run + "--checkpoint-every 3 --stop-after 7 --out " + killed.string(), temp() / "killed.log") == 3);
   REQUIRE(fs::exists(killed / "checkpoint.safetensors"));
   CHECK_FALSE(fs::exists(killed / "curve.csv"));
-  // Another run's flags refuse the checkpoint instead of resuming from it.
+  // Another run's flags refuse the checkpoint instead of resuming from it, before the folder changes.
+  const std::string provenance = memtrace::test::slurp(killed / "provenance.txt"),
+                    checkpoint = memtrace::test::slurp(killed / "checkpoint.safetensors");
   CHECK(run_program(run + "--seed 7 --out " + killed.string(), temp() / "other_run.log") == 1);
-  CHECK_THAT(memtrace::test::slurp(temp() / "other_run.log.err"), Catch::Contains("is the checkpoint of another run"));
+  CHECK_THAT(memtrace::test::slurp(temp() / "other_run.log.err"),
+             Catch::Contains("is the checkpoint of another run: line 3 of its description is \"seed=42\", this "
+                             "run's \"seed=7\""));
+  CHECK(memtrace::test::slurp(killed / "provenance.txt") == provenance);
+  CHECK(memtrace::test::slurp(killed / "checkpoint.safetensors") == checkpoint);
   REQUIRE(run_program(run + "--checkpoint-every 3 --out " + killed.string(), temp() / "resumed.log") == 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "resumed.log"), Catch::Contains("after 6 updates"));
   for (const char* file : {"curve.csv", "diagnostics.csv"})
