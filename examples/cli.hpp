@@ -105,6 +105,28 @@ void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
         ->check(in("in [-10, 10]", [](double x) { return x >= -10 && x <= 10; }));
 }
 
+/// The PPO settings of add_ppo_flags as "name", "value" pairs (csv_field), in one order.
+template <class PpoOptions>
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> ppo_settings(const PpoOptions& p) {
+  std::string hidden;
+  for (const auto h : p.hidden_sizes) hidden += csv_field(h) + " ";
+  return {{"n_envs", csv_field(p.n_envs)},
+          {"n_steps", csv_field(p.n_steps)},
+          {"gae_lambda", csv_field(p.gae_lambda)},
+          {"epochs", csv_field(p.epochs)},
+          {"minibatches", csv_field(p.minibatches)},
+          {"clip", csv_field(p.clip_epsilon)},
+          {"vf_coef", csv_field(p.vf_coef)},
+          {"ent_coef", csv_field(p.ent_coef)},
+          {"max_grad_norm", csv_field(p.max_grad_norm)},
+          {"learning_rate", csv_field(p.learning_rate)},
+          {"anneal_lr", csv_field(int(p.anneal_lr))},
+          {"adam_eps", csv_field(p.adam.epsilon)},
+          {"hidden", hidden},
+          {"reward_scale", csv_field(p.reward_scale)},
+          {"initial_log_std", csv_field(p.initial_log_std)}};
+}
+
 /// Lines "name=value" of an experiment's description for the PPO settings of `p` that differ from
 /// the program's `recipe` and are not among `recorded` (the names its description always writes):
 /// a results folder's experiment.txt gains a line only for a setting not at its default, so that
@@ -112,33 +134,13 @@ void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
 template <class PpoOptions>
 [[nodiscard]] std::string ppo_settings_changed(const PpoOptions& p, const PpoOptions& recipe,
                                                const std::vector<std::string>& recorded) {
-  const auto number = [](auto x) {
-    char buffer[64];
-    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, x).ptr);
-  };
-  std::string hidden, recipe_hidden;
-  for (const auto h : p.hidden_sizes) hidden += number(h) + " ";
-  for (const auto h : recipe.hidden_sizes) recipe_hidden += number(h) + " ";
-  const std::pair<std::string, std::pair<std::string, std::string>> settings[] = {
-      {"n_envs", {number(p.n_envs), number(recipe.n_envs)}},
-      {"n_steps", {number(p.n_steps), number(recipe.n_steps)}},
-      {"gae_lambda", {number(p.gae_lambda), number(recipe.gae_lambda)}},
-      {"epochs", {number(p.epochs), number(recipe.epochs)}},
-      {"minibatches", {number(p.minibatches), number(recipe.minibatches)}},
-      {"clip", {number(p.clip_epsilon), number(recipe.clip_epsilon)}},
-      {"vf_coef", {number(p.vf_coef), number(recipe.vf_coef)}},
-      {"ent_coef", {number(p.ent_coef), number(recipe.ent_coef)}},
-      {"max_grad_norm", {number(p.max_grad_norm), number(recipe.max_grad_norm)}},
-      {"learning_rate", {number(p.learning_rate), number(recipe.learning_rate)}},
-      {"anneal_lr", {number(int(p.anneal_lr)), number(int(recipe.anneal_lr))}},
-      {"adam_eps", {number(p.adam.epsilon), number(recipe.adam.epsilon)}},
-      {"hidden", {hidden, recipe_hidden}},
-      {"reward_scale", {number(p.reward_scale), number(recipe.reward_scale)}},
-      {"initial_log_std", {number(p.initial_log_std), number(recipe.initial_log_std)}}};
+  const auto mine = ppo_settings(p), base = ppo_settings(recipe);
   std::string lines;
-  for (const auto& [name, values] : settings)
-    if (values.first != values.second && std::find(recorded.begin(), recorded.end(), name) == recorded.end())
-      lines += name + "=" + values.first + "\n";
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const auto& [name, value] = mine[k];
+    if (value != base[k].second && std::find(recorded.begin(), recorded.end(), name) == recorded.end())
+      lines += name + "=" + value + "\n";
+  }
   return lines;
 }
 

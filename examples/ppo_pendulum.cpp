@@ -132,13 +132,11 @@ double mean_return(const std::vector<EpisodeEnd>& episodes) {
   return sum / static_cast<double>(episodes.size());
 }
 
-/// One run of a memory M: train (resuming from, and writing, the checkpoint `where` names, if
-/// any), then evaluate sampled and greedy. std::nullopt: --stop-after stopped it.
+/// One run of a memory M: train (resuming from, and writing, the checkpoint `where` names), then
+/// evaluate sampled and greedy. std::nullopt: --stop-after stopped it.
 template <class M>
 std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M& memory, const SweepRunContext& where,
                                   const std::string& identity) {
-  const auto start = Clock::now();
-  const double cpu_start = thread_cpu_seconds();
   PendulumOptions po;
   po.observe_velocity = spec.observe_velocity;
   const std::uint64_t key = stream_key(o.seed, spec.seed);
@@ -162,31 +160,26 @@ std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M
         ++late_episodes;
       }
   };
-  std::optional<PpoRunCheckpoint<Agent, decltype(rollout)>> checkpoint;
-  if (!where.checkpoint.empty()) {
-    checkpoint.emplace(where.checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
-    if (checkpoint->resume_or_start() == RunStart::resumed) {
-      late_sum = parse_field<double>(checkpoint->metadata().at("late_sum"));
-      late_episodes = parse_field<double>(checkpoint->metadata().at("late_episodes"));
-    }
+  PpoRunCheckpoint checkpoint(where.checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
+  if (checkpoint.resume_or_start() == RunStart::resumed) {
+    late_sum = parse_field<double>(checkpoint.metadata().at("late_sum"));
+    late_episodes = parse_field<double>(checkpoint.metadata().at("late_episodes"));
   }
   StopAfter stop{o.run.stop_after};
   const auto save = [&](const PpoStats& s) {
-    if (!checkpoint) return;
-    checkpoint->metadata() = {{"late_sum", csv_field(late_sum)}, {"late_episodes", csv_field(late_episodes)}};
-    (*checkpoint)(s);
+    checkpoint.metadata() = {{"late_sum", csv_field(late_sum)}, {"late_episodes", csv_field(late_episodes)}};
+    checkpoint(s);
   };
   if (!train_to(agent, rollout, o.steps, on_updates(curve, late, save, stop))) return std::nullopt;
-  // The evaluations are still to come: with checkpoints on, a kill from here on does not train again.
-  if (checkpoint && (o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0)) checkpoint->finish();
+  checkpoint.finish();  // the evaluations are still to come: a kill from here on does not train again
   RunResult r;
   r.train_return = late_episodes == 0 ? std::numeric_limits<double>::quiet_NaN() : late_sum / late_episodes;
   DefaultGenerator eval = make_stream(key, p.n_envs + 1);
   r.eval_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes));
   r.greedy_return = mean_return(evaluate(agent, Pendulum(po), memory, eval, o.eval_episodes, ActionSelection::greedy));
   r.curve = curve.points();
-  r.seconds = checkpoint ? checkpoint->seconds() : std::chrono::duration<double>(Clock::now() - start).count();
-  r.cpu_seconds = checkpoint ? checkpoint->cpu_seconds() : thread_cpu_seconds() - cpu_start;
+  r.seconds = checkpoint.seconds();  // of every process that worked on the run
+  r.cpu_seconds = checkpoint.cpu_seconds();
   return r;
 }
 
@@ -327,12 +320,8 @@ int sweep(const Options& o) {
                     rows[0][0].push_back(csv_field(x));
                   return rows;
                 },
-                {.threads = o.threads,
-                 .progress = true,
-                 .label = "ppo_pendulum runs",
-                 .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
-                 .open_folder = true,
-                 .report = true});
+                // checkpoints: a run resumes from its checkpoint even with --checkpoint-every 0
+                {.threads = o.threads, .label = "ppo_pendulum runs", .checkpoints = true});
   if (!outcome.complete()) {
     std::printf("run the same command without --stop-after to resume them\n");
     return 3;

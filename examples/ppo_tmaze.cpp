@@ -188,24 +188,25 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
   // episodes that ended since the previous point (reward 1 exactly on the success cell).
   LearningCurve curve(std::max(total, batch), batch, {.points = o.curve_points, .success_return = 0.5});
   std::optional<PpoRunCheckpoint<Ppo<Phi>, decltype(rollout)>> saved;
-  if (total > 0 && !checkpoint.empty()) {
-    saved.emplace(checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
-    const RunStart found = saved->resume_or_start();
-    if (found == RunStart::resumed && single)
-      std::printf("resumed from %s after %zu updates\n", checkpoint.c_str(), agent.updates());
-    if (found == RunStart::restarted)  // the machine crashed while writing it
-      std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
-                   saved->damage().c_str());
-  }
   if (total > 0) {
+    if (!checkpoint.empty()) {
+      saved.emplace(checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
+      const RunStart found = saved->resume_or_start();
+      if (found == RunStart::resumed && single)
+        std::printf("resumed from %s after %zu updates\n", checkpoint.c_str(), agent.updates());
+      if (found == RunStart::restarted)  // the machine crashed while writing it
+        std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
+                     saved->damage().c_str());
+    }
     // Progress on stderr: on a terminal in place, into a log a line every 30 s.
     TrainingProgress progress(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, &curve, single);
     FreezeNormalizerAt freeze(agent, o.freeze_normalizer_at, total / batch);
     StopAfter stop{o.run.stop_after};
-    const auto save = [&](const PpoStats& s) { return !saved || s.env_steps == total || (*saved)(s); };
+    const auto save = [&](const PpoStats& s) {
+      if (saved) (*saved)(s);
+    };
     if (!train_to(agent, rollout, total, on_updates(curve, freeze, progress, save, stop))) return std::nullopt;
-    // The evaluation and the files are still to come: a kill from here on does not train again.
-    if (saved && (o.checkpoint_every.updates > 0 || o.checkpoint_every.seconds > 0)) saved->finish();
+    if (saved) saved->finish();  // the evaluation and the files are still to come: a kill does not train again
     progress.finish(total);
     result.train_episodes = curve.episodes_ended();
     result.train_success = curve.episodes_ended() == 0 ? 0.0 : curve.success_rate();
@@ -509,12 +510,8 @@ int sweep(const Options& o, bool lambdas_given) {
                     rows[0][0].push_back(csv_field(x));
                   return rows;
                 },
-                {.threads = o.threads,
-                 .progress = true,
-                 .label = "ppo_tmaze runs",
-                 .checkpoints = true,  // a run resumes from its checkpoint even with --checkpoint-every 0
-                 .open_folder = true,
-                 .report = true});
+                // checkpoints: a run resumes from its checkpoint even with --checkpoint-every 0
+                {.threads = o.threads, .label = "ppo_tmaze runs", .checkpoints = true});
   if (!outcome.complete()) {
     std::printf("run the same command without --stop-after to resume them\n");
     return 3;

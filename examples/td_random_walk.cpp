@@ -333,11 +333,8 @@ SweepOutcome sweep(Plan& plan, const NoisyRandomWalk& walk, const Options& o, st
                      return rows;
                    },
                    {.threads = o.threads,
-                    .progress = true,
                     .label = label,
-                    .checkpoints = false,
                     .open_folder = open_folder,
-                    .report = true,
                     .max_runs = o.stop_after == 0 ? 0 : o.stop_after - units_done,
                     .other_files = {"curve_runs.csv"}});
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -288,6 +289,25 @@ struct CheckpointState<Xoshiro256StarStar> {
 }
 
 namespace detail {
+// Why a checkpoint's metadata says it is not one of `format` written by this memtrace version for
+// this instruction set ("" if it is one): a run resumes only with the build that ran it.
+[[nodiscard]] inline std::string origin_mismatch(const std::map<std::string, std::string>& metadata,
+                                                 std::string_view format) {
+  const auto entry = [&](const char* key) {
+    const auto it = metadata.find(key);
+    return it == metadata.end() ? std::string() : it->second;
+  };
+  if (entry("format") != format)
+    return message("a checkpoint of format \"", entry("format"), "\", expected \"", format, "\"");
+  if (entry("memtrace_version") != version_string)
+    return message("written by memtrace ", entry("memtrace_version"), ", this is memtrace ", version_string,
+                   ": a run resumes only with the version that ran it");
+  if (entry("isa") != instruction_set())
+    return message("written by a build for ", entry("isa"), ", this one is for ", instruction_set(),
+                   ": float sums round differently, so a run resumes only with the build that ran it");
+  return {};
+}
+
 // parse_checkpoint's work, its messages starting "who: NAME: ".
 [[nodiscard]] inline TensorFile parse_checkpoint_as(const char* who, std::string_view bytes, std::string_view format,
                                                     std::string_view name) {
@@ -308,14 +328,8 @@ namespace detail {
   const std::string checksum = entry("checksum");
   if (detail::fnv1a_hex(safetensors_bytes(file)) != checksum)
     fail("the checksum does not match the contents (the file was altered or damaged)");
-  const std::string written_format = entry("format"), written_version = entry("memtrace_version"), isa = entry("isa");
-  if (written_format != format) fail("a checkpoint of format \"", written_format, "\", expected \"", format, "\"");
-  if (written_version != version_string)
-    fail("written by memtrace ", written_version, ", this is memtrace ", version_string,
-         ": a run resumes only with the version that ran it");
-  if (isa != instruction_set())
-    fail("written by a build for ", isa, ", this one is for ", instruction_set(),
-         ": float sums round differently, so a run resumes only with the build that ran it");
+  if (const std::string why = origin_mismatch(file.metadata, format); !why.empty()) fail(why);
+  for (const char* key : {"format", "memtrace_version", "isa"}) (void)entry(key);
   return file;
 }
 }  // namespace detail

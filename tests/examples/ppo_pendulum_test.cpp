@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memtrace/env/pendulum.hpp>
 #include <memtrace/experiment/results.hpp>
 #include <sstream>
@@ -80,16 +81,17 @@ const memtrace::test::TempDir& temp() {
   return dir;
 }
 
-/// The quick experiment, run once and shared by the test cases.
-const fs::path& quick_run() {
-  static const fs::path out = temp() / "quick";
-  static const bool done = [] {
-    REQUIRE(run_program(quick_flags + "--no-plot --out " + out.string(), temp() / "quick.log") == 0);
-    return true;
-  }();
-  (void)done;
-  return out;
+/// The folder of the sweep `flags` describe, run once into temp()/name and shared by the test cases.
+const fs::path& sweep_once(const std::string& name, const std::string& flags) {
+  static std::map<std::string, fs::path> done;
+  if (const auto it = done.find(name); it != done.end()) return it->second;
+  const fs::path out = temp() / name;
+  REQUIRE(run_program(flags + "--out " + out.string(), temp() / (name + ".log")) == 0);
+  return done.emplace(name, out).first->second;
 }
+
+/// The quick experiment.
+const fs::path& quick_run() { return sweep_once("quick", quick_flags + "--no-plot "); }
 
 /// The line --play prints for a pendulum after a step.
 std::string line_of(std::size_t t, const memtrace::Pendulum& env, double reward, bool truncated) {
@@ -235,15 +237,7 @@ const std::string small_steps = sanitized ? "16384" : "32768";
 const std::string small_settings = "--quick --steps " + small_steps + " --no-plot ";
 const std::string small_sweep = small_settings + "--threads 2 ";
 
-const fs::path& small_sweep_run() {
-  static const fs::path out = temp() / "small";
-  static const bool done = [] {
-    REQUIRE(run_program(small_sweep + "--out " + out.string(), temp() / "small.log") == 0);
-    return true;
-  }();
-  (void)done;
-  return out;
-}
+const fs::path& small_sweep_run() { return sweep_once("small", small_sweep); }
 
 }  // namespace
 

@@ -226,9 +226,7 @@ TEST_CASE("run_sweep refuses a plan that does not fit, and rows other than the p
   refused(p, "run_sweep: plan.runs is empty: a sweep of no runs");
   p = plan();
   p.files[0].header[2] = "setting";
-  refused(p,
-          "run_sweep: plan.files[0] (runs.csv): the column \"setting\" is empty, repeated, or holds ',' or a "
-          "line break");
+  refused(p, "run_sweep: plan.files[0] (runs.csv): column names must be unique, got \"setting\" twice");
   p = plan();
   p.runs[5].keys[0][0][0] = "b,c";
   refused(p, "run_sweep: plan.runs[5] has a key field \"b,c\" for runs.csv that holds ',' or a line break");

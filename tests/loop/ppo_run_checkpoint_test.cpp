@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "../temp_dir.hpp"
-#include "cue_checkpoint.hpp"
+#include "cue_run.hpp"
 
 namespace ppo_run_checkpoint_test {  // a namespace of its own: the folder's tests are compiled as one file
 
@@ -46,14 +46,8 @@ constexpr std::size_t updates = 7, every = 2, n_envs = 4, n_steps = 32;
 
 template <class Env, class M>
 Run<Env, M> make_run(const Env& env, const M& memory, std::uint64_t seed) {
-  PpoOptions o;
-  o.n_envs = n_envs;
-  o.n_steps = n_steps;
-  o.minibatches = 4;
-  o.hidden_sizes = {16};
-  o.learning_rate = 1e-3;
+  PpoOptions o = test_tasks::small_ppo_options(n_envs, n_steps);
   o.total_updates = updates;  // the horizon is the whole run's, whatever part of it a process trains
-  o.normalize_features = true;
   std::vector<DefaultGenerator> gens;
   for (std::size_t i = 0; i < n_envs; ++i) gens.push_back(make_stream(seed, i));
   return {Ppo<Eigen::VectorXf>(memory.dim(), env.num_actions(), o, seed),

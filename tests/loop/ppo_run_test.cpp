@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "../temp_dir.hpp"
-#include "cue_checkpoint.hpp"
+#include "cue_run.hpp"
 
 namespace ppo_run_test {
 
@@ -36,13 +36,7 @@ struct Run {
 };
 
 Run make_run(std::uint64_t seed) {
-  PpoOptions o;
-  o.n_envs = n_envs;
-  o.n_steps = n_steps;
-  o.minibatches = 4;
-  o.hidden_sizes = {16};
-  o.learning_rate = 1e-3;
-  o.normalize_features = true;
+  const PpoOptions o = test_tasks::small_ppo_options(n_envs, n_steps);
   const Memory memory({0.0, 0.8}, 4);
   std::vector<DefaultGenerator> gens;
   for (std::size_t i = 0; i < n_envs; ++i) gens.push_back(make_stream(seed, i));
@@ -179,13 +173,10 @@ TEST_CASE("resume_or_start refuses another run's, version's or instruction set's
                         "this run's \"the cue task, seed 2\"; resume it with its own settings, or delete it; it is "
                         "left in place");
   // A description of several lines: the first that differs is quoted.
-  CHECK_THROWS_WITH(
-      check_run_checkpoint(path, "the cue task, seed 1\nsteps=4096\n"),
-      Catch::Contains("line 2 of its description is (nothing: it ends there), this run's \"steps=4096\""));
-  CHECK_THROWS_WITH(
-      check_run_checkpoint(path, "the cue task, seed 1"),
-      Catch::Contains("line 1 of its description is \"the cue task, seed 1\", this run's (nothing: it ends "
-                      "there)"));
+  CHECK_THROWS_WITH(check_run_checkpoint(path, "the cue task, seed 1\nsteps=4096\n"),
+                    Catch::Contains("line 2 of its description is (none), this run's \"steps=4096\""));
+  CHECK_THROWS_WITH(check_run_checkpoint(path, "the cue task, seed 1"),
+                    Catch::Contains("line 1 of its description is \"the cue task, seed 1\", this run's (none)"));
   CHECK_THROWS_WITH(
       check_run_checkpoint(path, "Xhe cue task, seed 1\n"),
       Catch::Contains("line 1 of its description is \"the cue task, seed 1\", this run's \"Xhe cue task, seed 1\""));
@@ -204,13 +195,16 @@ TEST_CASE("resume_or_start refuses another run's, version's or instruction set's
   };
   PpoRunCheckpoint old(forged("memtrace_version", "0.1.0"), "the cue task, seed 1\n", other.agent, other.rollout,
                        &other.curve);
-  CHECK_THROWS_WITH(old.resume_or_start(), Catch::Contains("was written by memtrace 0.1.0, this is memtrace"));
+  CHECK_THROWS_WITH(old.resume_or_start(),
+                    Catch::Contains(".safetensors: written by memtrace 0.1.0, this is memtrace"));
   PpoRunCheckpoint isa(forged("isa", "a machine of the future"), "the cue task, seed 1\n", other.agent, other.rollout,
                        &other.curve);
-  CHECK_THROWS_WITH(isa.resume_or_start(), Catch::Contains("was written by a build for a machine of the future"));
+  CHECK_THROWS_WITH(isa.resume_or_start(),
+                    Catch::Contains(".safetensors: written by a build for a machine of the future"));
   PpoRunCheckpoint format(forged("format", "memtrace.ppo.1"), "the cue task, seed 1\n", other.agent, other.rollout,
                           &other.curve);
-  CHECK_THROWS_WITH(format.resume_or_start(), Catch::Contains("is not the checkpoint of a PPO run"));
+  CHECK_THROWS_WITH(format.resume_or_start(),
+                    Catch::Contains("a checkpoint of format \"memtrace.ppo.1\", expected \"memtrace.ppo_run.1\""));
   CHECK(state_of(other) == before);
 
   // Damaged (a byte of a tensor flipped, or cut short): the run starts again, saying why.

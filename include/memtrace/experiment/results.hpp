@@ -358,6 +358,23 @@ class RunsBySetting {
   std::map<std::vector<std::string>, std::vector<std::pair<std::size_t, std::size_t>>> settings_;  // (seed, row)
 };
 
+namespace detail {
+/// Refuses, with messages starting "who: ", a results file's header without columns, with an empty,
+/// repeated or unwritable column name, or key_columns outside [1, columns].
+inline void check_results_header(std::string_view who, const std::vector<std::string>& header,
+                                 std::size_t key_columns) {
+  if (header.empty()) invalid(who, ": header must have at least one column, got none");
+  std::unordered_set<std::string> names;
+  for (const auto& name : header) {
+    if (name.empty() || !valid_field(name))
+      invalid(who, ": column names must be non-empty without ',' or line breaks, got \"", name, "\"");
+    if (!names.insert(name).second) invalid(who, ": column names must be unique, got \"", name, "\" twice");
+  }
+  if (key_columns < 1 || key_columns > header.size())
+    invalid(who, ": key_columns must be in [1, ", header.size(), "], got ", key_columns);
+}
+}  // namespace detail
+
 /// The output of a sweep: a CSV file with a fixed header whose first `key_columns` columns
 /// identify a run (for example setting and seed). Each append writes one complete line with a
 /// single write(2) in O_APPEND mode, so finished runs survive a crash of the program; reopening
@@ -437,16 +454,7 @@ class ResultsCsv {
  private:
   static int open_checked(const std::vector<std::string>& header, std::size_t key_columns,
                           const std::filesystem::path& path) {
-    if (header.empty()) detail::invalid("ResultsCsv: header must have at least one column, got none");
-    std::unordered_set<std::string> names;
-    for (const auto& name : header) {
-      if (name.empty() || !detail::valid_field(name))
-        detail::invalid("ResultsCsv: column names must be non-empty without ',' or line breaks, got \"", name, "\"");
-      if (!names.insert(name).second)
-        detail::invalid("ResultsCsv: column names must be unique, got \"", name, "\" twice");
-    }
-    if (key_columns < 1 || key_columns > header.size())
-      detail::invalid("ResultsCsv: key_columns must be in [1, ", header.size(), "], got ", key_columns);
+    detail::check_results_header("ResultsCsv", header, key_columns);
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) detail::system_failure("ResultsCsv: cannot open " + path.string());
     return fd;

@@ -129,15 +129,7 @@ inline void check_sweep_plan(const SweepPlan& plan, bool checkpoints) {
   for (std::size_t f = 0; f < plan.files.size(); ++f) {
     const ResultsFileSpec& file = plan.files[f];
     if (!names.insert(file.name).second) invalid("run_sweep: plan.files names ", file.name, " twice");
-    if (file.header.empty()) invalid("run_sweep: plan.files[", f, "] (", file.name, ") has no columns");
-    if (file.key_columns < 1 || file.key_columns > file.header.size())
-      invalid("run_sweep: plan.files[", f, "] (", file.name, "): key_columns must be in [1, ", file.header.size(),
-              "], got ", file.key_columns);
-    std::unordered_set<std::string> columns;
-    for (const std::string& column : file.header)
-      if (!valid_field(column) || column.empty() || !columns.insert(column).second)
-        invalid("run_sweep: plan.files[", f, "] (", file.name, "): the column \"", column,
-                "\" is empty, repeated, or holds ',' or a line break");
+    check_results_header(message("run_sweep: plan.files[", f, "] (", file.name, ")"), file.header, file.key_columns);
   }
   std::unordered_map<std::string, std::size_t> checkpoint_names;                      // name -> run
   std::vector<std::unordered_map<std::string, std::size_t>> seen(plan.files.size());  // key -> run

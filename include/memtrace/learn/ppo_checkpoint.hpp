@@ -6,6 +6,7 @@
 // Opt-in. See docs/control.md ("Checkpoints").
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -56,17 +57,29 @@ namespace detail {
   return out.str();
 }
 
+/// Where two texts of lines (descriptions, option texts) first differ: the line's number (from 1)
+/// and that line of each, "(none)" for a text that ends before it.
+struct LineDifference {
+  std::size_t line = 0;  ///< 0: the texts are equal
+  std::string a, b;
+};
+[[nodiscard]] inline LineDifference first_different_line(std::string_view a, std::string_view b) {
+  if (a == b) return {};
+  std::size_t line = 1, at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at])
+    if (a[at++] == '\n') ++line;
+  const std::size_t from = at == 0 ? 0 : a.rfind('\n', at - 1) + 1;  // npos + 1 is 0: the first line
+  const auto line_of = [&](std::string_view text) {
+    return at == text.size() ? std::string("(none)")
+                             : std::string(text.substr(from, std::min(text.find('\n', from), text.size()) - from));
+  };
+  return {line, line_of(a), line_of(b)};
+}
+
 /// The first line in which two option texts differ ("" if none).
 [[nodiscard]] inline std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream x(a), y(b);
-  std::string lx, ly;
-  while (true) {
-    const bool gx = static_cast<bool>(std::getline(x, lx)), gy = static_cast<bool>(std::getline(y, ly));
-    if (!gx && !gy) return "";
-    if (!gx || !gy || lx != ly)
-      return "\"" + (gx ? lx : std::string("(none)")) + "\" against the agent's \"" +
-             (gy ? ly : std::string("(none)")) + "\"";
-  }
+  const LineDifference d = first_different_line(a, b);
+  return d.line == 0 ? "" : "\"" + d.a + "\" against the agent's \"" + d.b + "\"";
 }
 
 /// The agent's private state, for the functions below (a friend of Ppo).

@@ -29,7 +29,6 @@
 
 #include "memtrace/checkpoint.hpp"
 #include "memtrace/files.hpp"
-#include "memtrace/instruction_set.hpp"
 #include "memtrace/learn/ppo.hpp"
 #include "memtrace/loop/checkpoint.hpp"
 #include "memtrace/loop/learning_curve.hpp"
@@ -38,13 +37,13 @@
 #include "memtrace/progress.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/safetensors.hpp"
-#include "memtrace/version.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
 
 /// How often PpoRunCheckpoint writes: every `updates` updates or, with updates 0, every `seconds`
-/// seconds of the run (checked after each update); both 0: only when save() is called.
+/// seconds of the run (checked after each update), and once training ends (finish); both 0: only
+/// when save() is called.
 struct CheckpointEvery {
   std::size_t updates = 0;
   double seconds = 0;
@@ -83,35 +82,17 @@ inline RunStart check_run_checkpoint(const char* who, const std::filesystem::pat
     if (damage != nullptr) *damage = e.what();
     return RunStart::restarted;
   }
-  const auto entry = [&](const char* key) {
-    const auto it = file.metadata.find(key);
-    return it == file.metadata.end() ? std::string() : it->second;
-  };
   const auto refuse = [&](const auto&... why) {
-    throw std::runtime_error(message(who, ": ", path.string(), " ", why..., "; it is left in place"));
+    throw std::runtime_error(message(who, ": ", path.string(), why..., "; it is left in place"));
   };
-  if (entry("format") != ppo_run_format)
-    refuse("is not the checkpoint of a PPO run (format \"", entry("format"), "\", expected \"", ppo_run_format, "\")");
-  if (entry("memtrace_version") != version_string)
-    refuse("was written by memtrace ", entry("memtrace_version"), ", this is memtrace ", version_string,
-           ": a run resumes only with the version that ran it");
-  if (entry("isa") != instruction_set())
-    refuse("was written by a build for ", entry("isa"), ", this one is for ", instruction_set(),
-           ": float sums round differently, so a run resumes only with the build that ran it");
-  const std::string saved = entry("run");
-  if (saved != identity) {  // the first line that differs says which setting
-    std::size_t line = 1, at = 0;
-    while (at < saved.size() && at < identity.size() && saved[at] == identity[at])
-      if (saved[at++] == '\n') ++line;
-    const auto line_of = [&](std::string_view text) -> std::string {
-      if (at == text.size()) return "(nothing: it ends there)";
-      const std::size_t begin = at == 0 ? std::string_view::npos : text.rfind('\n', at - 1);
-      const std::size_t from = begin == std::string_view::npos ? 0 : begin + 1;
-      return "\"" + std::string(text.substr(from, std::min(text.find('\n', from), text.size()) - from)) + "\"";
-    };
-    refuse("is the checkpoint of another run: line ", line, " of its description is ", line_of(saved), ", this run's ",
-           line_of(identity), "; resume it with its own settings, or delete it");
-  }
+  const auto quoted = [](const std::string& line) { return line == "(none)" ? line : "\"" + line + "\""; };
+  // Another build's before the checksum: a file of another version is named as such, not as damaged.
+  if (const std::string why = origin_mismatch(file.metadata, ppo_run_format); !why.empty()) refuse(": ", why);
+  const auto run = file.metadata.find("run");
+  if (const LineDifference d = first_different_line(run == file.metadata.end() ? "" : run->second, identity);
+      d.line != 0)
+    refuse(" is the checkpoint of another run: line ", d.line, " of its description is ", quoted(d.a), ", this run's ",
+           quoted(d.b), "; resume it with its own settings, or delete it");
   return RunStart::resumed;
 }
 }  // namespace detail
@@ -216,10 +197,11 @@ class PpoRunCheckpoint {
     saved_update_ = agent_->updates();
   }
 
-  /// Writes the checkpoint unless the last one holds the agent's current update: after training,
-  /// so that a run killed in what follows (an evaluation) does not train again.
+  /// After training, so that a run killed in what follows (an evaluation) does not train again:
+  /// writes the checkpoint unless the last one holds the agent's current update, or the cadence is
+  /// never (CheckpointEvery's both 0: a run that writes no checkpoints).
   void finish() {
-    if (saved_update_ != agent_->updates()) save();
+    if ((every_.updates > 0 || every_.seconds > 0) && saved_update_ != agent_->updates()) save();
   }
 
   /// Removes the checkpoint (once the run's results are written).
