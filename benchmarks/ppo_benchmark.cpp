@@ -152,8 +152,8 @@ struct PendulumSetup {
   using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
   Rollout<Pendulum, Memory> rollout;
   Agent agent;
-  PpoBuffer<Eigen::VectorXf, float> buffer;
-  PpoActing<Eigen::VectorXf, float, GaussianActorCritic<float>> acting;
+  Agent::buffer_type buffer;
+  Agent::acting_type acting;
   std::size_t n_steps;
 
   PendulumSetup(bool observe_velocity, std::vector<double> lambdas, const PpoOptions& o)

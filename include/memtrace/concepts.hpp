@@ -396,9 +396,10 @@ using network_input_t = std::conditional_t<
 /// How PPO reads a network's policy output, the network's member type policy_distribution
 /// (policy_distribution_t): Categorical (the default) reads policy_dim() logits of a categorical
 /// policy over index actions; DiagonalGaussian reads 2k rows [μ; log σ], the mean and the log
-/// standard deviation of a diagonal Gaussian over k-dimensional continuous actions.
-struct Categorical {};
-struct DiagonalGaussian {};
+/// standard deviation of a diagonal Gaussian over k-dimensional continuous actions. Both are
+/// defined in learn/distributions.hpp.
+struct Categorical;
+struct DiagonalGaussian;
 
 namespace detail {
 template <class N>
@@ -415,16 +416,6 @@ struct policy_distribution_of<N> {
 /// A network's policy distribution: its member type policy_distribution, else Categorical.
 template <class N>
 using policy_distribution_t = typename detail::policy_distribution_of<std::remove_cvref_t<N>>::type;
-
-namespace detail {
-/// Whether a network's policy is a diagonal Gaussian (else categorical); any other distribution is
-/// refused where a network is used, with this message.
-template <class N>
-inline constexpr bool gaussian_policy = std::same_as<policy_distribution_t<N>, DiagonalGaussian>;
-template <class N>
-inline constexpr bool known_policy_distribution =
-    gaussian_policy<N> || std::same_as<policy_distribution_t<N>, Categorical>;
-}  // namespace detail
 
 /// The network of a PPO agent (docs/control.md, "Your own network"): a policy head and a value head
 /// on the same input x (network_input_t<Phi, scalar_type>: B samples as columns).

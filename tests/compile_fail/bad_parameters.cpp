@@ -7,8 +7,13 @@
 // umbrella (PPO's cases include what they need).
 #include <memtrace/memory/memory_trace.hpp>
 #include <memtrace/memory/window.hpp>
-#if defined(MEMTRACE_CASE_ppo_not_a_network)
+#if defined(MEMTRACE_CASE_ppo_not_a_network) || defined(MEMTRACE_CASE_ppo_unknown_distribution)
 #include <memtrace/learn/ppo.hpp>
+struct Beta {};                                      // not a PolicyDistribution
+struct BetaNetwork : memtrace::ActorCritic<float> {  // a network whose distribution PPO cannot read
+  using policy_distribution = Beta;
+  using ActorCritic::ActorCritic;
+};
 #endif
 #if defined(MEMTRACE_CASE_run_not_checkpointable)
 #include <memtrace/loop/checkpoint.hpp>
@@ -91,6 +96,12 @@ int main() {
 #if defined(MEMTRACE_CASE_ppo_not_a_network)
   {
     memtrace::Ppo<Eigen::VectorXf, float, memtrace::Mlp<float> > agent(memtrace::Mlp<float>({2, 2}));
+    (void)agent;
+  }
+#endif
+#if defined(MEMTRACE_CASE_ppo_unknown_distribution)
+  {
+    memtrace::Ppo<Eigen::VectorXf, float, BetaNetwork> agent(BetaNetwork(2, 2));
     (void)agent;
   }
 #endif

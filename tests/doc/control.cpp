@@ -105,6 +105,7 @@ bool ppo_own_loop() {
 
   Ppo<Eigen::VectorXf> agent(trace.dim(), 3, options, 3);
   PpoBuffer<Eigen::VectorXf, float> buffer = agent.make_buffer();
+  PpoActing<Eigen::VectorXf, float> acting = agent.acting(buffer);  // the agent's acting side, bound to it
   std::vector<Eigen::VectorXf> features(n);
   std::vector<Action> actions(n);
   std::vector<ActedStep> steps(n);
@@ -112,7 +113,7 @@ bool ppo_own_loop() {
   for (std::size_t update = 0; update < 3; ++update) {
     for (std::size_t t = 0; t < options.n_steps; ++t) {
       for (std::size_t i = 0; i < n; ++i) features[i] = memories[i].features();
-      agent.act(buffer, std::span<const Eigen::VectorXf>(features), std::span(gens), std::span(actions));
+      acting.act(std::span<const Eigen::VectorXf>(features), std::span(gens), std::span(actions));
       for (std::size_t i = 0; i < n; ++i) {
         const auto result = envs[i].step(actions[i], gens[i]);
         ActedStep& s = steps[i];
@@ -128,16 +129,16 @@ bool ppo_own_loop() {
         else
           memories[i].update(result.observation);
       }
-      agent.record(buffer, RolloutBatch<Eigen::VectorXf>{t, features, steps, {}});  // official truncation: no
-                                                                                    // next features needed
+      acting.record(RolloutBatch<Eigen::VectorXf>{t, features, steps, {}});  // official truncation: no
+                                                                             // next features needed
     }
     for (std::size_t i = 0; i < n; ++i) features[i] = memories[i].features();
-    agent.bootstrap(buffer, std::span<const Eigen::VectorXf>(features));  // what the environments continue from
-    const PpoStats& stats = agent.update(buffer);                         // learns; empties the buffer
+    acting.bootstrap(std::span<const Eigen::VectorXf>(features));  // what the environments continue from
+    const PpoStats& stats = agent.update(buffer);                  // learns; empties the buffer
     env_steps = stats.env_steps;
   }
 
-  return agent.updates() == 3 && env_steps == 3 * 128 && buffer.recorded == 0;
+  return agent.updates() == 3 && env_steps == 3 * 128 && buffer.recorded() == 0;
 }
 
 /// One rollout of the official agent at corridor 8 through Rollout, its advantages, the loss of
@@ -161,7 +162,7 @@ bool ppo_rollout_and_loss() {
   const PpoLoss loss = ppo_loss(agent.networks(), minibatch, agent.loss_coefficients(), /*gradients=*/false);
   const PpoStats& stats = agent.update(buffer);
 
-  return std::isfinite(loss.loss) && loss.entropy > 1.0 && stats.update == 1 && buffer.recorded == 0;
+  return std::isfinite(loss.loss) && loss.entropy > 1.0 && stats.update == 1 && buffer.recorded() == 0;
 }
 
 /// A learning curve of 8 updates at corridor 8: 4 points, the success rate of each bin.

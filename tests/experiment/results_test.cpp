@@ -294,15 +294,4 @@ TEST_CASE("RunsBySetting refuses a seed that repeats in a setting, a seed that i
                     "RunsBySetting::rows: setting has 1 fields, expected 2 (m, k: the key without the seed)");
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-TEST_CASE("the deprecated BasicResultsCsv names ResultsCsv", "[results]") {
-  STATIC_REQUIRE(std::is_same_v<memtrace::BasicResultsCsv<>, memtrace::ResultsCsv>);
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
 }  // namespace results_test

@@ -185,7 +185,7 @@ TEST_CASE("the whole PPO loss gradient of a Gaussian policy equals central finit
   rollout.collect(acting, o.n_steps, acting);
   acting.bootstrap(rollout.features());
   agent.compute_advantages(buffer);
-  CHECK(buffer.continuous_actions.rows() == 2);
+  CHECK(buffer.actions.rows() == 2);
   // Away from the acting parameters (the log std too), so that the ratios are not 1 and some are clipped.
   Xoshiro256StarStar noise(5);
   const auto parameters = agent.networks().parameters();
@@ -193,7 +193,7 @@ TEST_CASE("the whole PPO loss gradient of a Gaussian policy equals central finit
     for (double& p : block) p += 0.2 * standard_normal(noise);
 
   const std::vector<std::size_t> samples = {3, 14, 0, 7, 9, 12, 1, 5, 15, 10, 6, 22, 20, 18};
-  PpoMinibatch<Eigen::VectorXd, double> minibatch;
+  PpoMinibatch<Eigen::VectorXd, double, DiagonalGaussian> minibatch;
   minibatch.gather(buffer, samples);
   const PpoLossCoefficients coefficients = agent.loss_coefficients();
   const PpoLoss at = ppo_loss(agent.networks(), minibatch, coefficients, false);
@@ -233,10 +233,9 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   REQUIRE(applied.size() == 12);
   std::size_t beyond = 0;
   for (std::size_t s = 0; s < 12; ++s) {
-    const Eigen::Vector2f stored = buffer.continuous_actions.col(static_cast<Eigen::Index>(s));
+    const Eigen::Vector2f stored = buffer.actions.col(static_cast<Eigen::Index>(s));
     CHECK(stored.cast<double>() == applied[s]);  // what the environment got, before it clipped
     beyond += applied[s].cwiseAbs().maxCoeff() > 2.0 ? 1 : 0;
-    CHECK(buffer.steps[s].action == 0);
   }
   CHECK(beyond > 0);
   // The stored log-densities are those of the stored actions under the acting policy.
@@ -248,7 +247,7 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   const Eigen::MatrixXf out = agent.networks().forward_policy(features.leftCols(12));
   for (Eigen::Index s = 0; s < 12; ++s)
     CHECK(buffer.log_probs[s] ==
-          Approx(diagonal_gaussian_log_prob(buffer.continuous_actions.col(s), out.col(s).head(2), out.col(s).tail(2)))
+          Approx(diagonal_gaussian_log_prob(buffer.actions.col(s), out.col(s).head(2), out.col(s).tail(2)))
               .epsilon(1e-5));
   acting.bootstrap(rollout.features());
   const PpoStats& stats = agent.update(buffer);
@@ -256,24 +255,23 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   CHECK(std::isfinite(stats.loss));
 
   // A batch whose actions are not the ones act chose is refused.
-  buffer.clear();
   std::vector<Eigen::VectorXf> phis(3, Eigen::VectorXf::Zero(2));
   std::vector<DefaultGenerator> gens(3, DefaultGenerator(1));
   std::vector<Eigen::Vector2d> actions(3);
-  agent.act(buffer, std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
-            std::span<Eigen::Vector2d>(actions));
+  acting.act(std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
+             std::span<Eigen::Vector2d>(actions));
   std::vector<BasicActedStep<Eigen::Vector2d>> steps(3);
   for (std::size_t i = 0; i < 3; ++i) steps[i].action = actions[i];
   steps[1].action[0] += 0.5;
   const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d> batch{0, phis, steps, phis};
-  CHECK_THROWS_WITH(agent.record(buffer, batch),
-                    "Ppo::record: batch.steps[1].action is not the action act chose for environment 1");
+  CHECK_THROWS_WITH(acting.record(batch),
+                    "PpoActing::record: batch.steps[1].action is not the action act chose for environment 1");
+  CHECK(buffer.recorded() == 0);
   // Actions that cannot hold the policy's dimension are refused.
   std::vector<Eigen::Matrix<double, 1, 1>> narrow(3);
-  buffer.clear();
-  CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
-                              std::span<Eigen::Matrix<double, 1, 1>>(narrow)),
-                    "Ppo::act: actions of dimension 2 do not fit the action type, of dimension 1");
+  CHECK_THROWS_WITH(acting.act(std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
+                               std::span<Eigen::Matrix<double, 1, 1>>(narrow)),
+                    "PpoActing::act: actions of dimension 2 do not fit the action type, of dimension 1");
 }
 
 TEST_CASE("Ppo with a Gaussian policy learns a continuous task that needs memory, and without memory it cannot",
@@ -376,7 +374,7 @@ TEST_CASE("a double agent acting in float actions keeps exactly the action the e
   });
   REQUIRE(applied.size() == 12);
   for (std::size_t s = 0; s < 12; ++s)
-    CHECK(buffer.continuous_actions.col(static_cast<Eigen::Index>(s)) == applied[s].cast<double>());
+    CHECK(buffer.actions.col(static_cast<Eigen::Index>(s)) == applied[s].cast<double>());
   acting.bootstrap(rollout.features());
   CHECK(std::isfinite(agent.update(buffer).loss));
 }

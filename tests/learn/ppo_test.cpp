@@ -30,9 +30,8 @@
 #include <memtrace/learn/ppo_buffer.hpp>
 #include <memtrace/learn/ppo_loss.hpp>
 #include <memtrace/loop/learning_curve.hpp>
-// loop/ppo.hpp (train, evaluate) through the deprecated header of 0.2, the include path that code
-// using Ppo::train had: it stays tested until 0.4 removes it.
-#include <memtrace/experiment/rollout.hpp>
+#include <memtrace/loop/ppo.hpp>
+#include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
 #include <memtrace/memory/window.hpp>
 #include <memtrace/random.hpp>
@@ -249,11 +248,12 @@ void learn(Agent& agent, typename Agent::buffer_type& buffer, R& rollout, std::s
 /// Every member of two buffers equal (the features' columns bit for bit).
 template <class Phi, class Scalar>
 bool same_contents(const PpoBuffer<Phi, Scalar>& a, const PpoBuffer<Phi, Scalar>& b) {
-  return a.n_envs == b.n_envs && a.n_steps == b.n_steps && a.features.size() == b.features.size() &&
+  return a.n_envs() == b.n_envs() && a.n_steps() == b.n_steps() && a.features.size() == b.features.size() &&
          a.features.block(0, a.features.size()) == b.features.block(0, b.features.size()) && a.steps == b.steps &&
          a.log_probs == b.log_probs && a.values == b.values && a.final_values == b.final_values &&
          a.bootstrap_values == b.bootstrap_values && a.advantages == b.advantages && a.targets == b.targets &&
-         a.episodes == b.episodes && a.recorded == b.recorded && a.acted == b.acted;
+         a.episodes == b.episodes && a.recorded() == b.recorded() && a.bootstrapped() == b.bootstrapped() &&
+         a.actions == b.actions;
 }
 
 /// ppo_loss with the agent's networks and coefficients on the given samples of buffer.
@@ -362,7 +362,7 @@ TEST_CASE("the loss terms are the documented formulas: ratio, per-minibatch norm
     const double m = logits.maxCoeff();
     const double lse = m + std::log((logits.array() - m).exp().sum());
     const Eigen::VectorXd logp = logits.array() - lse;
-    const Action a = buffer.steps[s].action;
+    const Action a = buffer.actions[s];
     const double ratio = std::exp(logp[static_cast<Eigen::Index>(a)] - buffer.log_probs[static_cast<Eigen::Index>(s)]);
     const double hat = (adv[j] - mean) / (std::sqrt(var) + 1e-8);
     pi -= std::min(ratio * hat, std::clamp(ratio, 0.8, 1.2) * hat) / 7;
@@ -387,14 +387,14 @@ TEST_CASE("a minibatch gathers the buffer's samples, and the agent's update is p
   const auto buffer = collect(agent, rollout);
   REQUIRE(buffer.samples() == 16);
   REQUIRE(buffer.full());
-  REQUIRE(buffer.acted == 9);                                 // n_steps + 1: bootstrapped
+  REQUIRE(buffer.bootstrapped());
   const std::vector<std::size_t> samples = {15, 1, 8, 8, 3};  // a repeated sample counts twice
   PpoMinibatch<Eigen::VectorXf, float> minibatch;
   minibatch.gather(buffer, samples);
   REQUIRE(minibatch.count == 5);
   for (std::size_t j = 0; j < samples.size(); ++j) {
     const auto jj = static_cast<Eigen::Index>(j), s = static_cast<Eigen::Index>(samples[j]);
-    CHECK(minibatch.actions[j] == buffer.steps[samples[j]].action);
+    CHECK(minibatch.actions[j] == buffer.actions[samples[j]]);
     CHECK(minibatch.old_log_probs[jj] == buffer.log_probs[s]);
     CHECK(minibatch.advantages[jj] == buffer.advantages[s]);
     CHECK(minibatch.targets[jj] == buffer.targets[s]);
@@ -425,59 +425,9 @@ TEST_CASE("a minibatch gathers the buffer's samples, and the agent's update is p
   const PpoStats& stats = learner.update(full);
   CHECK(stats.loss == Approx(before.loss).epsilon(1e-5));
   CHECK(stats.entropy == Approx(before.entropy).epsilon(1e-5));
-  CHECK(full.recorded == 0);
-  CHECK(full.acted == 0);
+  CHECK(full.recorded() == 0);
+  CHECK(!full.bootstrapped());
 }
-
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-/// The agent as the BatchPolicy of 0.2 (its deprecated act), for a Rollout.
-struct OwnBufferPolicy {
-  Ppo<Eigen::VectorXf, float>* agent;
-  template <class G>
-  void act(std::span<const Eigen::VectorXf> features, std::span<G> gens, std::span<Action> actions) {
-    agent->act(features, gens, actions);
-  }
-};
-
-TEST_CASE("the deprecated members on the agent's own buffer are the buffer path, bit for bit", "[ppo][deprecated]") {
-  PpoOptions o = small_options();
-  o.truncation = TruncationMode::textbook;
-  Ppo<Eigen::VectorXf, float> old_way(5, 3, o, 9), new_way(5, 3, o, 9);
-  auto ra = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
-  auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXf>{}, 2);
-  CHECK(old_way.recorded_steps() == 0);
-  OwnBufferPolicy policy{&old_way};
-  ra.collect(policy, 8, [&](const RolloutBatch<Eigen::VectorXf>& b) { old_way.record(b); });
-  CHECK(old_way.recorded_steps() == 8);
-  old_way.compute_advantages(ra.features());
-  auto buffer = collect(new_way, rb);
-  CHECK(old_way.log_probs() == buffer.log_probs);
-  CHECK(old_way.values() == buffer.values);
-  CHECK(old_way.advantages() == buffer.advantages);
-  CHECK(old_way.targets() == buffer.targets);
-  CHECK(std::equal(buffer.steps.begin(), buffer.steps.end(), old_way.steps().begin(), old_way.steps().end()));
-  const std::vector<std::size_t> samples = {15, 1, 8, 8, 3};
-  CHECK(old_way.minibatch_loss(samples, false).loss == loss_on(new_way, buffer, samples, false).loss);
-  CHECK_THROWS_WITH(old_way.minibatch_loss(std::vector<std::size_t>{16}, false),
-                    Catch::Contains("Ppo::minibatch_loss: samples[0] = 16 is out of range for 16 samples"));
-
-  // The update, from the features the environments continue from (bootstrapped again: the same).
-  const PpoStats old_stats = old_way.update(ra.features());
-  const PpoStats new_stats = new_way.update(buffer);
-  CHECK(same_parameters(old_way, new_way));
-  CHECK(old_stats.loss == new_stats.loss);
-  CHECK(old_way.recorded_steps() == 0);
-  // As in 0.2, the loss stays readable after the update (the new parameters on the old samples).
-  CHECK(old_way.minibatch_loss(samples, false).loss == loss_on(new_way, buffer, samples, false).loss);
-  const Ppo<Eigen::VectorXf, float>& read_only = old_way;
-  CHECK(read_only.advantages() == buffer.advantages);
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 TEST_CASE("ppo_loss refuses an empty minibatch, an action out of range and features of another dimension",
           "[ppo][errors]") {
@@ -665,13 +615,13 @@ TEST_CASE(
         if (batch.steps[i].truncated && !batch.steps[i].terminated) {
           ++truncations;
           Eigen::MatrixXd x = input(batch.next_features[i]);
-          finals[2 * buffer.recorded + i] = values_only.critic().forward(x)(0, 0);
+          finals[2 * buffer.recorded() + i] = values_only.critic().forward(x)(0, 0);
         }
       acting(batch);
     });
     REQUIRE(truncations > 0);
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.bootstrap(buffer, bootstrap);
+    acting.bootstrap(bootstrap);
     agent.compute_advantages(buffer);
     Eigen::MatrixXd x(5, 2);
     x << input(bootstrap[0]), input(bootstrap[1]);
@@ -761,37 +711,6 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   CHECK(same_parameters(set, manual));
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-TEST_CASE("the deprecated members Ppo::train and Ppo::evaluate are the loop's train and evaluate",
-          "[ppo][deprecated]") {
-  using Agent = Ppo<Eigen::VectorXd, double>;
-  Agent a(5, 3, small_options(), 3), b(5, 3, small_options(), 3);
-  auto ra = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
-  auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
-  std::size_t calls = 0;
-  a.train(ra, 48, [&](const PpoStats&) { ++calls; });
-  train(b, rb, 48);
-  CHECK(calls == 3);
-  CHECK(a.updates() == 3);
-  CHECK(same_parameters(a, b));
-  a.train(ra, 16);
-  train(b, rb, 16);
-  CHECK(same_parameters(a, b));
-  DefaultGenerator ga(9), gb(9);
-  const auto ea = a.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, ga, 5);
-  const auto eb = evaluate(b, Wander{}, DenseTrace<Eigen::VectorXd>{}, gb, 5);
-  CHECK(ea == eb);
-  CHECK(ga == gb);
-  CHECK(a.evaluate(Wander{}, DenseTrace<Eigen::VectorXd>{}, ga, 5, 3) ==
-        evaluate(b, Wander{}, DenseTrace<Eigen::VectorXd>{}, gb, 5, 3));
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
 TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo][clip]") {
   // The unclipped gradients of the first (and only) minibatch, from an agent that never clips.
   PpoOptions o = small_options();
@@ -816,7 +735,7 @@ TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo]
   auto acting = agent.acting(buffer);
   same.collect(acting, 8, acting);
   std::vector<Eigen::VectorXd> bootstrap = {same.features(0), same.features(1)};
-  agent.bootstrap(buffer, bootstrap);
+  acting.bootstrap(bootstrap);
   const PpoStats& stats = agent.update(buffer);
   CHECK(stats.grad_norm == Approx(global).epsilon(1e-12));
   const double scale = o.max_grad_norm / global;
@@ -1074,10 +993,10 @@ TEST_CASE("MultiHot features train like their dense vectors (the sparse first la
   auto sparse_buffer = sparse.make_buffer();
   auto dense_buffer = dense.make_buffer();
   learn(sparse, sparse_buffer, rs, 3, [&](const auto& buffer) {
-    for (const ActedStep& s : buffer.steps) actions_sparse.push_back(s.action);
+    actions_sparse.insert(actions_sparse.end(), buffer.actions.begin(), buffer.actions.end());
   });
   learn(dense, dense_buffer, rd, 3, [&](const auto& buffer) {
-    for (const ActedStep& s : buffer.steps) actions_dense.push_back(s.action);
+    actions_dense.insert(actions_dense.end(), buffer.actions.begin(), buffer.actions.end());
   });
   REQUIRE(actions_dense.size() == 48);
   CHECK(actions_sparse == actions_dense);
@@ -1150,7 +1069,7 @@ TEST_CASE(
       acting(b);
     });
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.bootstrap(buffer, bootstrap);
+    acting.bootstrap(bootstrap);
     agent.update(buffer);
   }
   REQUIRE(seen.size() > 3);
@@ -1228,19 +1147,19 @@ TEST_CASE(
   for (std::size_t u = 0; u < 3; ++u) {
     rollout.collect(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       expected.update(b.features);  // what act saw, one batch a step
+      acting(b);  // writes the step; textbook truncation: the final observations' values read the statistics
       for (std::size_t i = 0; i < 2; ++i) {
-        // The value act stored is the critic's value of the normalised features.
-        const auto s = static_cast<Eigen::Index>(buffer.recorded * 2 + i);
+        // The value act kept is the critic's value of the normalised features.
+        const auto s = static_cast<Eigen::Index>((buffer.recorded() - 1) * 2 + i);
         const Eigen::MatrixXd x = expected.normalized(b.features[i]);
         CHECK(buffer.values[s] == Approx(agent.critic().forward(x)(0, 0)).epsilon(1e-12));
         // ... and the features it stored are the normalised ones.
         CHECK((buffer.features.block(static_cast<std::size_t>(s), 1).col(0) - x.col(0)).cwiseAbs().maxCoeff() < 1e-12);
       }
-      acting(b);  // textbook truncation: the final observations' values read the statistics
     });
     CHECK(agent.normalizer() == expected);
     std::vector<Eigen::VectorXd> bootstrap = {rollout.features(0), rollout.features(1)};
-    agent.bootstrap(buffer, bootstrap);
+    acting.bootstrap(bootstrap);
     agent.compute_advantages(buffer);
     CHECK(agent.normalizer() == expected);  // the bootstrap features are not acted on
     agent.update(buffer);
@@ -1406,7 +1325,7 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   Agent normalising(5, 3, normalised);
   const FeatureNormalizer four(4);
   CHECK_THROWS_WITH((PpoPolicy<Eigen::VectorXd, double>(normalising.actor(), &four)),
-                    Catch::Contains("PpoPolicy: normalizer has dim 4, expected the actor's input_dim = 5"));
+                    Catch::Contains("PpoPolicy: normalizer has dim 4, expected the network's input_dim = 5"));
   Mlp<double> ten({10, 4, 3});
   const FeatureNormalizer ten_features(10);
   CHECK_THROWS_WITH((PpoPolicy<MultiHot<2>, double>(ten, &ten_features)),
@@ -1417,6 +1336,8 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   CHECK(eval_gen == DefaultGenerator(1));
   CHECK_THROWS_WITH(Agent(0, 3), Catch::Contains("Ppo: input_dim must be at least 1, got 0"));
   CHECK_THROWS_WITH(Agent(5, 0), Catch::Contains("Ppo: num_actions must be at least 1, got 0"));
+  CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double, GaussianActorCritic<double>>(5, 0)),
+                    Catch::Contains("Ppo: action_dim must be at least 1, got 0"));
   CHECK_THROWS_WITH(ActorCritic<float>(5, 3, {64, 0}),
                     Catch::Contains("ActorCritic: hidden_sizes[1] must be at least 1, got 0"));
 
@@ -1433,126 +1354,135 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
                     Catch::Contains("train: total_env_steps must be at least n_envs·n_steps = 16, got 15"));
   CHECK(fine.steps_taken() == 0);
 
-  // act: a buffer of this agent, spans of n_envs, features of input_dim; nothing changes when refused.
+  // act: spans of n_envs, features of input_dim; nothing changes when refused.
   auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
   std::vector<Eigen::VectorXd> features = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(4)};
   std::vector<DefaultGenerator> gens = {DefaultGenerator(1), DefaultGenerator(2)};
   std::vector<Action> actions(2, 7);
-  CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: features[1] has size 4, expected input_dim = 5"));
+  CHECK_THROWS_WITH(acting.act(std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
+                    Catch::Contains("PpoActing::act: features[1] has size 4, expected input_dim = 5"));
   CHECK(actions[0] == 7);
   CHECK(gens[0] == DefaultGenerator(1));
-  CHECK(buffer.acted == 0);
+  CHECK(!acting.acted());
   CHECK_THROWS_WITH(
-      agent.act(buffer, std::span<const Eigen::VectorXd>(features).first(1), std::span(gens), std::span(actions)),
-      Catch::Contains("Ppo::act: features holds 1 entries, expected options.n_envs = 2"));
+      acting.act(std::span<const Eigen::VectorXd>(features).first(1), std::span(gens), std::span(actions)),
+      Catch::Contains("PpoActing::act: features holds 1 entries, expected options.n_envs = 2"));
+  // A buffer is checked where it is bound (acting) and where the agent learns from it (update).
   PpoBuffer<Eigen::VectorXd, double> foreign;  // made for no agent
-  features[1] = Eigen::VectorXd::Zero(5);
   CHECK_THROWS_WITH(
-      agent.act(foreign, std::span<const Eigen::VectorXd>(features), std::span(gens), std::span(actions)),
-      Catch::Contains("Ppo::act: buffer.n_envs is 0, expected 2 for this agent: make the buffer with make_buffer()"));
+      agent.acting(foreign),
+      Catch::Contains(
+          "Ppo::acting: buffer.n_envs() is 0, expected 2 for this agent: make the buffer with make_buffer()"));
   PpoOptions three_envs = small_options();
   three_envs.n_envs = 3;
   auto other = Agent(5, 3, three_envs).make_buffer();
-  CHECK_THROWS_WITH(agent.acting(other), Catch::Contains("Ppo::acting: buffer.n_envs is 3, expected 2"));
+  CHECK_THROWS_WITH(agent.acting(other), Catch::Contains("Ppo::acting: buffer.n_envs() is 3, expected 2"));
   auto wider = Agent(6, 3, small_options()).make_buffer();
   CHECK_THROWS_WITH(agent.update(wider), Catch::Contains("Ppo::update: buffer.features.dim() is 6, expected 5"));
   auto resized = agent.make_buffer();
   resized.values.resize(3);  // a member resized by hand
   CHECK_THROWS_WITH(agent.acting(resized), Catch::Contains("Ppo::acting: buffer.values.size() is 3, expected 16"));
+  resized = agent.make_buffer();
+  resized.actions.resize(3);
+  CHECK_THROWS_WITH(agent.acting(resized), Catch::Contains("Ppo::acting: buffer.actions' count is 3, expected 16"));
   Ppo<MultiHot<2>, double> sparse(10, 3, small_options());
   auto sparse_buffer = sparse.make_buffer();
+  auto sparse_acting = sparse.acting(sparse_buffer);
   std::vector<MultiHot<2>> hot(2);
   hot[1][0] = 10;
   hot[1].set_size(1);
-  CHECK_THROWS_WITH(sparse.act(sparse_buffer, std::span<const MultiHot<2>>(hot), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: features[1] has active index 10, expected < input_dim = 10"));
-  CHECK(sparse_buffer.acted == 0);
+  CHECK_THROWS_WITH(sparse_acting.act(std::span<const MultiHot<2>>(hot), std::span(gens), std::span(actions)),
+                    Catch::Contains("PpoActing::act: features[1] has active index 10, expected < input_dim = 10"));
+  CHECK(!sparse_acting.acted());
 
-  // Out of turn, as the fill levels say: record without act, bootstrap or update before n_steps,
-  // update without bootstrap, act on a full buffer, update without a schedule horizon.
+  // Out of turn: record without act, or twice; bootstrap or update before n_steps; update without
+  // bootstrap; act on a full buffer; update without a schedule horizon.
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 1);
-  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{}),
-                    Catch::Contains("Ppo::record: no act for this step (call act on batch.features first)"));
-  auto acting = agent.acting(buffer);
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXd>{}),
+                    Catch::Contains("PpoActing::record: no act for this step (call act on batch.features first)"));
   CHECK_THROWS_AS(rollout.step(acting,
                                [&](const RolloutBatch<Eigen::VectorXd>& b) {
                                  acting(b);
                                  acting(b);
                                }),
                   std::logic_error);
-  CHECK(buffer.recorded == 1);
-  CHECK(buffer.acted == 1);
-  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features()),
-                    Catch::Contains("Ppo::bootstrap: the buffer holds 1 recorded steps, expected n_steps = 8"));
+  CHECK(buffer.recorded() == 1);
+  CHECK(!acting.acted());
+  CHECK_THROWS_WITH(acting.bootstrap(rollout.features()),
+                    Catch::Contains("PpoActing::bootstrap: the buffer holds 1 steps, expected n_steps = 8"));
   CHECK_THROWS_WITH(agent.update(buffer),
                     Catch::Contains("Ppo::update: the buffer holds 1 recorded steps, expected n_steps = 8"));
   rollout.collect(acting, 7, acting);
-  CHECK_THROWS_WITH(agent.act(buffer, rollout.features(), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: the buffer already holds n_steps = 8 recorded steps; bootstrap and "
+  CHECK_THROWS_WITH(acting.act(rollout.features(), std::span(gens), std::span(actions)),
+                    Catch::Contains("PpoActing::act: the buffer already holds n_steps = 8 steps; bootstrap and "
                                     "update it first"));
   CHECK_THROWS_WITH(agent.update(buffer),
                     Catch::Contains("Ppo::update: the buffer has no bootstrap features (call bootstrap)"));
   CHECK_THROWS_WITH(agent.compute_advantages(buffer),
                     Catch::Contains("Ppo::compute_advantages: the buffer has no bootstrap features"));
-  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features().first(1)),
-                    Catch::Contains("Ppo::bootstrap: bootstrap_features holds 1 entries, expected options.n_envs = 2"));
+  CHECK_THROWS_WITH(
+      acting.bootstrap(rollout.features().first(1)),
+      Catch::Contains("PpoActing::bootstrap: bootstrap_features holds 1 entries, expected options.n_envs = 2"));
   acting.bootstrap(rollout.features());
   PpoOptions annealed = small_options();
   annealed.anneal_lr = true;
   Agent no_horizon(5, 3, annealed);
   CHECK_THROWS_WITH(no_horizon.update(buffer), Catch::Contains("Ppo::update: the annealed learning rate needs a "
                                                                "horizon"));
-  CHECK(buffer.acted == 9);  // refused: the buffer is as it was
+  CHECK(buffer.bootstrapped());  // refused: the buffer is as it was
 
   // Bootstrapped: no act, record or second bootstrap until the update; a refused call changes no
   // member of the buffer.
   const auto snapshot = buffer;
-  CHECK_THROWS_WITH(agent.act(buffer, rollout.features(), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: the buffer already holds n_steps = 8 recorded steps"));
-  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{}),
-                    Catch::Contains("Ppo::record: no act for this step"));
-  CHECK_THROWS_WITH(agent.bootstrap(buffer, rollout.features()),
-                    Catch::Contains("Ppo::bootstrap: the buffer is already bootstrapped (update it)"));
+  CHECK_THROWS_WITH(acting.act(rollout.features(), std::span(gens), std::span(actions)),
+                    Catch::Contains("PpoActing::act: the buffer already holds n_steps = 8 steps"));
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXd>{}),
+                    Catch::Contains("PpoActing::record: no act for this step"));
+  CHECK_THROWS_WITH(acting.bootstrap(rollout.features()),
+                    Catch::Contains("PpoActing::bootstrap: the buffer is already bootstrapped (update it)"));
   CHECK(same_contents(buffer, snapshot));
-  auto inconsistent = buffer;
-  inconsistent.acted = 4;  // fill levels written by hand
-  CHECK_THROWS_WITH(agent.update(inconsistent),
-                    Catch::Contains("Ppo::update: buffer's fill levels are inconsistent (recorded = 8, acted = 4"));
   CHECK(agent.update(buffer).update == 1);
   CHECK_THROWS_WITH(agent.update(buffer), Catch::Contains("Ppo::update: the buffer holds 0 recorded steps"));
 
-  // A batch whose actions are not the ones act chose, bootstrap features that do not fit: refused,
-  // the buffer unchanged.
+  // A batch whose actions are not the ones act chose: refused, nothing written. Acting anew on the
+  // same step replaces it; a refused act leaves the buffer as it was.
   std::vector<Eigen::VectorXd> fitting = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Ones(5)};
-  agent.act(buffer, std::span<const Eigen::VectorXd>(fitting), std::span(gens), std::span(actions));
+  acting.act(std::span<const Eigen::VectorXd>(fitting), std::span(gens), std::span(actions));
   std::vector<ActedStep> taken(2);
   taken[0].action = actions[0];
   taken[1].action = (actions[1] + 1) % 3;
   const auto acted = buffer;
-  CHECK_THROWS_WITH(agent.record(buffer, RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}}),
-                    Catch::Contains("Ppo::record: batch.steps[1].action = " + std::to_string(taken[1].action) +
-                                    ", but act chose action " + std::to_string(actions[1]) + " for environment 1"));
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}}),
+                    Catch::Contains("PpoActing::record: batch.steps[1].action is not the action act chose for "
+                                    "environment 1"));
   CHECK(same_contents(buffer, acted));
-  // Acting anew on the same step replaces it; a refused act leaves it as it was.
+  CHECK(buffer.recorded() == 0);
   const std::vector<Eigen::VectorXd> bad = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(4)};
-  CHECK_THROWS_WITH(agent.act(buffer, std::span<const Eigen::VectorXd>(bad), std::span(gens), std::span(actions)),
-                    Catch::Contains("Ppo::act: features[1] has size 4"));
+  CHECK_THROWS_WITH(acting.act(std::span<const Eigen::VectorXd>(bad), std::span(gens), std::span(actions)),
+                    Catch::Contains("PpoActing::act: features[1] has size 4"));
   CHECK(same_contents(buffer, acted));
-  buffer.clear();
-  CHECK(buffer.recorded == 0);
-  CHECK(buffer.acted == 0);
+  CHECK(acting.acted());         // the step acted on stays: a refused act changes nothing
+  taken[1].action = actions[1];  // the actions act chose
+  acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}});
+  CHECK(buffer.recorded() == 1);
+  CHECK(buffer.actions[0] == actions[0]);
+  CHECK(buffer.actions[1] == actions[1]);
+  CHECK(buffer.features.block(1, 1).col(0) == fitting[1]);
   PpoBuffer<Eigen::VectorXd, double> full_buffer = agent.make_buffer();
   auto refill = agent.acting(full_buffer);
   auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);
   rollout2.collect(refill, 8, refill);
   std::vector<Eigen::VectorXd> narrow = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(3)};
-  CHECK_THROWS_WITH(agent.bootstrap(full_buffer, std::span<const Eigen::VectorXd>(narrow)),
-                    Catch::Contains("Ppo::bootstrap: bootstrap_features[1] has size 3, expected input_dim = 5"));
-  CHECK(full_buffer.acted == 8);
+  CHECK_THROWS_WITH(refill.bootstrap(std::span<const Eigen::VectorXd>(narrow)),
+                    Catch::Contains("PpoActing::bootstrap: bootstrap_features[1] has size 3, expected input_dim = 5"));
+  CHECK(!full_buffer.bootstrapped());
   // train starts from an empty buffer only.
   CHECK_THROWS_WITH(train(agent, full_buffer, rollout2, 16),
-                    Catch::Contains("train: the buffer holds 8 recorded steps (update or clear it first)"));
+                    Catch::Contains("train: the buffer holds 8 steps (update or clear it first)"));
+  full_buffer.clear();
+  CHECK(full_buffer.recorded() == 0);
+  CHECK(!full_buffer.bootstrapped());
 
   // GAE's own checks.
   std::vector<ActedStep> steps(4);

@@ -200,31 +200,6 @@ TEST_CASE("Rollout: a BatchPolicy gives the same trajectories as a Policy, one c
   CHECK(batch.calls == 200);
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-TEST_CASE("the deprecated Rollout::run is Rollout::collect", "[rollout]") {
-  const auto make = [] {
-    return Rollout(std::vector<Nav>(2, Nav(k, limit)), std::vector<Window<>>(2, Window<>(2, tmaze::num_observations)),
-                   std::vector{make_stream(4, 0), make_stream(4, 1)});
-  };
-  auto a = make();
-  auto b = make();
-  UniformPolicy policy{tmaze::num_navigation_actions};
-  std::vector<ActedStep> seen_a, seen_b;
-  a.collect(policy, 50,
-            [&](const RolloutBatch<OneHot>& x) { seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end()); });
-  b.run(policy, 50,
-        [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
-  CHECK(seen_a.size() == 100);
-  CHECK(seen_a == seen_b);
-  CHECK(b.steps_taken() == 50);
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
 TEST_CASE("Rollout feeds (action, observation) to memories that remember actions", "[rollout]") {
   using Joint = WithActions<Window<>>;
   constexpr std::size_t num_y = tmaze::num_observations, num_u = tmaze::num_navigation_actions;

@@ -520,8 +520,4 @@ class ResultsCsv {
   bool dropped_partial_line_ = false;
 };
 
-/// Deprecated in 0.3.0, removed in 0.4.0: ResultsCsv was an alias of BasicResultsCsv<>.
-template <class = void>
-using BasicResultsCsv [[deprecated("use ResultsCsv")]] = ResultsCsv;
-
 }  // namespace memtrace

@@ -2,8 +2,8 @@
 // The paper's actor-critic for discrete actions (docs/minigrid-tmaze.md, "Network"): two separate
 // multilayer perceptrons on the same input, an actor d -> 64 -> tanh -> 64 -> tanh -> |U| (the
 // logits of a categorical policy) and a critic d -> 64 -> tanh -> 64 -> tanh -> 1 (the value),
-// initialised as flax does it; and sampling from the categorical policy with memtrace's own random
-// numbers. See docs/control.md ("PPO").
+// initialised as flax does it (its distribution, Categorical: learn/distributions.hpp). See
+// docs/control.md ("PPO").
 
 #include <Eigen/Core>
 #include <array>
@@ -18,85 +18,12 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
+#include "memtrace/learn/distributions.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
-
-namespace detail {
-struct LargestLogit {
-  Eigen::Index index = 0;  // the first k of largest logit
-  double value = 0.0;
-};
-// The checks both action choices make: at least one logit, every one finite (a diverged network
-// throws std::domain_error naming `who`).
-template <class Derived>
-[[nodiscard]] LargestLogit largest_logit(const char* who, const Eigen::MatrixBase<Derived>& logits) {
-  const Eigen::Index n = logits.size();
-  if (n == 0) invalid(who, ": logits must hold at least one entry, got none");
-  LargestLogit best{0, -std::numeric_limits<double>::infinity()};
-  for (Eigen::Index k = 0; k < n; ++k) {
-    const auto l = static_cast<double>(logits.coeff(k));
-    if (!std::isfinite(l)) throw std::domain_error(message(who, ": logits[", k, "] must be finite, got ", l));
-    if (l > best.value) best = {k, l};
-  }
-  return best;
-}
-}  // namespace detail
-
-/// An action drawn from a categorical policy and its log-probability.
-struct CategoricalSample {
-  Action action = 0;
-  double log_prob = 0.0;
-};
-
-/// Draws an action from Categorical(softmax(logits)) with exactly ONE uniform_real(gen), by the
-/// inverse CDF in double: with m = max_k ℓ_k, w_k = exp(ℓ_k − m) and W = Σ_k w_k, u = uniform_real(gen)
-/// picks the first k with u·W < w_0 + … + w_k (the last k with w_k > 0 if rounding leaves none).
-/// log_prob = (ℓ_a − m) − log W, the log-softmax of the chosen logit, in double. The logits
-/// (a column vector of float or double, at least one entry) must be finite: a diverged network
-/// throws std::domain_error.
-template <class Derived, std::uniform_random_bit_generator G>
-[[nodiscard]] CategoricalSample sample_categorical(const Eigen::MatrixBase<Derived>& logits, G& gen) {
-  const Eigen::Index n = logits.size();
-  const double max = detail::largest_logit("sample_categorical", logits).value;
-  // At most a few actions: the weights live on the stack when |U| <= 16.
-  constexpr Eigen::Index on_stack = 16;
-  double stack_weights[on_stack];
-  std::vector<double> heap_weights;
-  double* w = stack_weights;
-  if (n > on_stack) {
-    heap_weights.resize(static_cast<std::size_t>(n));
-    w = heap_weights.data();
-  }
-  double total = 0.0;
-  for (Eigen::Index k = 0; k < n; ++k) {
-    w[k] = std::exp(static_cast<double>(logits.coeff(k)) - max);
-    total += w[k];
-  }
-  const double target = uniform_real(gen) * total;
-  Eigen::Index chosen = -1, last_positive = 0;
-  double cumulative = 0.0;
-  for (Eigen::Index k = 0; k < n; ++k) {
-    cumulative += w[k];
-    if (w[k] > 0.0) last_positive = k;
-    if (target < cumulative) {
-      chosen = k;
-      break;
-    }
-  }
-  if (chosen < 0) chosen = last_positive;
-  return {static_cast<Action>(chosen), (static_cast<double>(logits.coeff(chosen)) - max) - std::log(total)};
-}
-
-/// The greedy action of a categorical policy: the first k of largest logit (argmax of softmax(ℓ)).
-/// Draws nothing. The logits (at least one entry) must be finite: a diverged network throws
-/// std::domain_error, as in sample_categorical.
-template <class Derived>
-[[nodiscard]] Action greedy_action(const Eigen::MatrixBase<Derived>& logits) {
-  return static_cast<Action>(detail::largest_logit("greedy_action", logits).index);
-}
 
 /// The actor-critic of the paper's PPO agent: an actor {d, h_1, ..., h_n, |U|} (logits) and a critic
 /// {d, h_1, ..., h_n, 1} (value), two separate Mlp<Scalar> on the same input (no shared trunk).

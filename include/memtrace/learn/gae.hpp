@@ -6,8 +6,10 @@
 // See docs/control.md ("PPO").
 
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <limits>
+#include <ranges>
 #include <span>
 
 #include "memtrace/experience.hpp"
@@ -27,6 +29,25 @@ enum class TruncationMode {
   textbook,
 };
 
+/// What GAE reads of a step: its reward and how it ended (a PpoBuffer's steps; an ActedStep has
+/// these members too).
+struct StepOutcome {
+  double reward = 0.0;      ///< r_{t+1} (in a PpoBuffer, times options.reward_scale)
+  bool terminated = false;  ///< x_{t+1} is terminal
+  bool truncated = false;   ///< the episode was cut (time limit)
+  friend bool operator==(const StepOutcome&, const StepOutcome&) = default;
+};
+
+/// A random-access range of steps GAE can read: StepOutcome, ActedStep or any type with the
+/// members reward, terminated and truncated.
+template <class R>
+concept GaeSteps = std::ranges::random_access_range<R> && std::ranges::sized_range<R> &&
+    requires(const std::ranges::range_value_t<R>& s) {
+  { s.reward } -> std::convertible_to<double>;
+  { s.terminated } -> std::convertible_to<bool>;
+  { s.truncated } -> std::convertible_to<bool>;
+};
+
 /// The constants of generalized_advantages (PPO's defaults: γ 0.99, GAE λ 0.95, official truncation).
 /// gae_lambda is GAE's bias-variance parameter, not the memory trace's λ.
 struct GaeOptions {
@@ -35,7 +56,7 @@ struct GaeOptions {
   TruncationMode truncation = TruncationMode::official;
 };
 
-/// Advantages and value targets of a rollout of n_steps x n_envs, one sample per (step t, env i)
+/// Advantages and value targets of a rollout of n_steps x n_envs (steps: GaeSteps), one sample per (step t, env i)
 /// at index s = t·n_envs + i (the order RolloutBatch hands them over). Per environment, backwards
 /// from t = n_steps - 1 with A_{n_steps} = 0, in double:
 ///
@@ -50,8 +71,8 @@ struct GaeOptions {
 /// next episode), and v_final = final_values[s], the value of the final observation of a
 /// truncated episode (read only in textbook mode, only where truncated and not terminated; pass an
 /// empty span in official mode). Results are rounded to Scalar.
-template <class Scalar>
-void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::span<const ActedStep> steps,
+template <class Scalar, GaeSteps Steps>
+void generalized_advantages(const GaeOptions& options, std::size_t n_envs, const Steps& steps,
                             std::span<const Scalar> values, std::span<const Scalar> bootstrap_values,
                             std::span<const Scalar> final_values, std::span<Scalar> advantages,
                             std::span<Scalar> targets) {
@@ -61,9 +82,8 @@ void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::
   if (!(options.gae_lambda >= 0.0 && options.gae_lambda <= 1.0))
     detail::invalid(who, ": options.gae_lambda must be in [0, 1], got ", options.gae_lambda);
   if (n_envs == 0) detail::invalid(who, ": n_envs must be at least 1, got 0");
-  if (steps.size() % n_envs != 0)
-    detail::invalid(who, ": steps holds ", steps.size(), " samples, not a multiple of n_envs = ", n_envs);
-  const std::size_t n = steps.size();
+  const auto n = static_cast<std::size_t>(std::ranges::size(steps));
+  if (n % n_envs != 0) detail::invalid(who, ": steps holds ", n, " samples, not a multiple of n_envs = ", n_envs);
   if (values.size() != n) detail::invalid(who, ": values has ", values.size(), " entries, expected ", n);
   if (bootstrap_values.size() != n_envs)
     detail::invalid(who, ": bootstrap_values has ", bootstrap_values.size(), " entries, expected n_envs = ", n_envs);
@@ -81,7 +101,7 @@ void generalized_advantages(const GaeOptions& options, std::size_t n_envs, std::
     double next_value = static_cast<double>(bootstrap_values[i]);
     for (std::size_t t = n_steps; t-- > 0;) {
       const std::size_t s = t * n_envs + i;
-      const ActedStep& step = steps[s];
+      const auto& step = std::ranges::begin(steps)[static_cast<std::ptrdiff_t>(s)];
       const double value = static_cast<double>(values[s]);
       double advantage;
       if (step.terminated) {

@@ -1,8 +1,8 @@
 #pragma once
-// A diagonal Gaussian policy for continuous actions (the standard continuous PPO recipe, CleanRL's
-// ppo_continuous_action): its log-density, entropy and sampling with memtrace's own random numbers,
-// and GaussianActorCritic, PPO's network for it: an actor MLP for the mean, a state-independent log
-// standard deviation, and a critic MLP. See docs/control.md ("Continuous actions").
+// GaussianActorCritic, PPO's network for continuous actions (the standard continuous PPO recipe,
+// CleanRL's ppo_continuous_action): an actor MLP for the mean of a diagonal Gaussian
+// (DiagonalGaussian, learn/distributions.hpp), a state-independent log standard deviation, and a
+// critic MLP. See docs/control.md ("Continuous actions").
 
 #include <Eigen/Core>
 #include <array>
@@ -15,111 +15,12 @@
 #include <vector>
 
 #include "memtrace/concepts.hpp"
+#include "memtrace/learn/distributions.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
-
-namespace detail {
-/// ½ log 2π.
-inline constexpr double half_log_two_pi = 0.918938533204672741780329736406;
-
-/// Refuses a Gaussian whose mean and log standard deviation do not have one size, or that are not
-/// finite (a diverged network: std::domain_error naming `who`).
-template <class M, class S>
-void check_gaussian(const char* who, const Eigen::MatrixBase<M>& mean, const Eigen::MatrixBase<S>& log_std) {
-  if (mean.size() == 0) invalid(who, ": mean must hold at least one entry, got none");
-  if (log_std.size() != mean.size())
-    invalid(who, ": log_std has ", log_std.size(), " entries, expected the mean's ", mean.size());
-  for (Eigen::Index k = 0; k < mean.size(); ++k) {
-    const auto m = static_cast<double>(mean.coeff(k)), s = static_cast<double>(log_std.coeff(k));
-    if (!std::isfinite(m)) throw std::domain_error(message(who, ": mean[", k, "] must be finite, got ", m));
-    if (!std::isfinite(s)) throw std::domain_error(message(who, ": log_std[", k, "] must be finite, got ", s));
-  }
-}
-
-/// Refuses a continuous action type A that cannot hold actions of dimension k (a fixed size other
-/// than k, or a fixed maximum below it).
-template <class A>
-void check_action_type(const char* who, std::size_t k) {
-  const auto d = static_cast<Eigen::Index>(k);
-  if (A::SizeAtCompileTime != Eigen::Dynamic && A::SizeAtCompileTime != d)
-    invalid(who, ": actions of dimension ", k, " do not fit the action type, of dimension ", A::SizeAtCompileTime);
-  if (A::MaxSizeAtCompileTime != Eigen::Dynamic && A::MaxSizeAtCompileTime < d)
-    invalid(who, ": actions of dimension ", k, " do not fit the action type, of at most ", A::MaxSizeAtCompileTime,
-            " entries");
-}
-}  // namespace detail
-
-/// log N(a; μ, diag(σ²)) with σ = exp(log_std), in double:
-/// Σ_k −½ ((a_k − μ_k)/σ_k)² − log σ_k − ½ log 2π. Throws as sample_diagonal_gaussian.
-template <class A, class M, class S>
-[[nodiscard]] double diagonal_gaussian_log_prob(const Eigen::MatrixBase<A>& action, const Eigen::MatrixBase<M>& mean,
-                                                const Eigen::MatrixBase<S>& log_std) {
-  detail::check_gaussian("diagonal_gaussian_log_prob", mean, log_std);
-  if (action.size() != mean.size())
-    detail::invalid("diagonal_gaussian_log_prob: action has ", action.size(), " entries, expected the mean's ",
-                    mean.size());
-  double sum = 0.0;
-  for (Eigen::Index k = 0; k < mean.size(); ++k) {
-    const double s = static_cast<double>(log_std.coeff(k));
-    const double z = (static_cast<double>(action.coeff(k)) - static_cast<double>(mean.coeff(k))) * std::exp(-s);
-    sum += -0.5 * z * z - s - detail::half_log_two_pi;
-  }
-  return sum;
-}
-
-/// The entropy of N(μ, diag(σ²)): Σ_k log σ_k + ½ (1 + log 2π), in double (independent of μ).
-template <class S>
-[[nodiscard]] double diagonal_gaussian_entropy(const Eigen::MatrixBase<S>& log_std) {
-  double sum = 0.0;
-  for (Eigen::Index k = 0; k < log_std.size(); ++k)
-    sum += static_cast<double>(log_std.coeff(k)) + 0.5 + detail::half_log_two_pi;
-  return sum;
-}
-
-/// Draws an action from N(μ, diag(σ²)), σ = exp(log_std), into `action` (resized to the mean's
-/// size; of any scalar): a_k = μ_k + σ_k ε_k computed in double with ε_k = standard_normal(gen),
-/// k = 0, 1, … in order, then rounded to the action's scalar. Returns the log-density of the
-/// rounded action (diagonal_gaussian_log_prob), the one a learner recomputes. The mean and the log
-/// standard deviation must be finite and of one size: a diverged network throws std::domain_error;
-/// an action type that cannot hold the mean's size throws std::invalid_argument (nothing drawn).
-template <class M, class S, class Out, std::uniform_random_bit_generator G>
-double sample_diagonal_gaussian(const Eigen::MatrixBase<M>& mean, const Eigen::MatrixBase<S>& log_std, G& gen,
-                                Eigen::PlainObjectBase<Out>& action) {
-  detail::check_gaussian("sample_diagonal_gaussian", mean, log_std);
-  detail::check_action_type<Out>("sample_diagonal_gaussian", static_cast<std::size_t>(mean.size()));
-  action.resize(mean.size());
-  using T = typename Out::Scalar;
-  for (Eigen::Index k = 0; k < mean.size(); ++k)
-    action.coeffRef(k) = static_cast<T>(static_cast<double>(mean.coeff(k)) +
-                                        std::exp(static_cast<double>(log_std.coeff(k))) * standard_normal(gen));
-  return diagonal_gaussian_log_prob(action, mean, log_std);
-}
-
-namespace detail {
-/// What a Gaussian policy of Scalar hands an environment whose actions are of type A: the sample of
-/// sample_diagonal_gaussian (or the mean, greedy) rounded to Scalar and then to A's scalar, so that
-/// `action` (A) and `stored` (Scalar, what a learner keeps) hold the same numbers whichever scalar is
-/// coarser; returns the log-density of that action (0 for the mean: not needed). `column` is the
-/// network's output for one sample, [μ; s].
-template <class Scalar, class Column, class A, std::uniform_random_bit_generator G>
-double gaussian_action(const char* who, const Column& column, bool greedy, G& gen, A& action,
-                       Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& stored) {
-  const auto k = column.size() / 2;
-  const auto mean = column.head(k), log_std = column.tail(k);
-  check_gaussian(who, mean, log_std);
-  check_action_type<A>(who, static_cast<std::size_t>(k));
-  if (greedy)
-    stored = mean;
-  else
-    (void)sample_diagonal_gaussian(mean, log_std, gen, stored);
-  action = stored.template cast<typename A::Scalar>();
-  stored = action.template cast<Scalar>();  // exact: the finer scalar holds the coarser's value
-  return greedy ? 0.0 : diagonal_gaussian_log_prob(stored, mean, log_std);
-}
-}  // namespace detail
 
 /// The actor-critic of continuous PPO (CleanRL's ppo_continuous_action): an actor Mlp
 /// {d, h_1, ..., h_n, k} whose output is the mean μ of a diagonal Gaussian over k-dimensional

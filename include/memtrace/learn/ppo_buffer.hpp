@@ -1,6 +1,7 @@
 #pragma once
-// PPO's data: the rollout buffer an agent fills while acting (features, steps, log π, V, the
-// bootstrap features, the episodes that ended) and the minibatch its loss reads (learn/ppo_loss.hpp).
+// PPO's data: the rollout buffer an agent fills while acting (features, actions, log π, V, rewards
+// and episode ends, the bootstrap features, the episodes that ended) and the minibatch its loss
+// reads (learn/ppo_loss.hpp).
 // Plain data with a documented layout, so that an update, a test or a checkpoint reads one place.
 // See docs/control.md ("PPO's data path").
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -15,7 +17,9 @@
 #include "memtrace/concepts.hpp"
 #include "memtrace/experience.hpp"
 #include "memtrace/features.hpp"
+#include "memtrace/learn/distributions.hpp"
 #include "memtrace/learn/feature_normalizer.hpp"
+#include "memtrace/learn/gae.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
@@ -101,92 +105,122 @@ class FeatureColumns {
   std::size_t dim_ = 0;
 };
 
-/// The rollout buffer of PPO: n_steps lockstep steps of n_envs environments, sample s = t·n_envs + i
-/// (step t, environment i). Ppo::act writes a step's features (normalised, if the agent normalises),
-/// log-probabilities and values; Ppo::record its steps, the episodes that ended and, in textbook
-/// truncation, the final values; Ppo::bootstrap the bootstrap features (the n_envs columns after the
-/// samples); Ppo::update their values, the advantages and the targets, and empties it. Two fill
-/// levels say what comes next: `recorded` steps are complete, `acted` steps have their features
-/// stored (recorded or recorded + 1; the bootstrap features count as step n_steps, so n_steps + 1
-/// means bootstrapped). The members are public for reading (tests, diagnostics, checkpoints); the
-/// agent checks the buffer's shape and fill levels at every call, but data written by hand is
-/// the writer's responsibility.
-template <class Phi, class Scalar = float>
-struct PpoBuffer {
-  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
-  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+template <class Scalar>
+class ActorCritic;
+template <class Phi, class Scalar = float, class Network = ActorCritic<Scalar>>
+class PpoActing;  // learn/ppo_acting.hpp
 
-  std::size_t n_envs = 0;
-  std::size_t n_steps = 0;
+/// The rollout buffer of PPO: n_steps lockstep steps of n_envs environments, sample s = t·n_envs + i
+/// (step t, environment i), for a policy of distribution Distribution (Categorical: index actions;
+/// DiagonalGaussian: continuous ones). The agent's acting side (PpoActing) writes each step once,
+/// when its outcome is known: the features it acted on (normalised, if the agent normalises), the
+/// actions, log-probabilities and values, the rewards and episode ends, the episodes that ended
+/// and, in textbook truncation, the final values; then the bootstrap features (the n_envs columns
+/// after the samples). Ppo::update computes their values, the advantages and the targets, and
+/// empties it. The sizes and the fill level are read-only; the data are public for reading (tests,
+/// diagnostics): the agent checks their shapes where a buffer is bound (Ppo::acting) and where it
+/// learns from one (Ppo::update), but data written by hand are the writer's responsibility.
+template <class Phi, class Scalar = float, class Distribution = Categorical>
+class PpoBuffer {
+ public:
+  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  using distribution_type = Distribution;
+  /// The actions of the samples (Distribution::actions_type: a std::vector<Action> of indices, or a
+  /// k x samples matrix of continuous actions).
+  using actions_type = typename Distribution::template actions_type<Scalar>;
+
   FeatureColumns<Phi, Scalar> features;  ///< n_envs·n_steps sample columns, then n_envs bootstrap columns
-  /// per sample: action (an index; 0 for continuous actions), reward (times options.reward_scale:
-  /// what GAE reads), episode end (with the unscaled return)
-  std::vector<ActedStep> steps;
-  Matrix continuous_actions;   ///< per sample (a column): the continuous action (k x samples; 0 rows for index actions)
+  actions_type actions;                  ///< per sample: the action taken (as the policy sampled it)
+  std::vector<StepOutcome>
+      steps;                   ///< per sample: the reward (times options.reward_scale: what GAE reads) and episode end
   Vector log_probs;            ///< per sample: log π_old(a|φ) at acting time
   Vector values;               ///< per sample: V(φ) at acting time
   Vector final_values;         ///< per sample: V of a truncated episode's final features (textbook)
   Vector bootstrap_values;     ///< per environment: V of the bootstrap features
   Vector advantages, targets;  ///< per sample: GAE's advantages and the value targets
-  std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps
-  std::size_t recorded = 0;          ///< steps recorded (0 .. n_steps)
-  std::size_t acted = 0;             ///< steps whose features are stored (0 .. n_steps + 1)
+  std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps (with unscaled returns)
 
   PpoBuffer() = default;
-  /// A buffer for features of dimension input_dim (and continuous actions of dimension action_dim,
-  /// 0 for index actions), everything allocated (sizes checked by the agent).
-  PpoBuffer(std::size_t input_dim, std::size_t envs, std::size_t rollout_steps, std::size_t action_dim = 0)
-      : n_envs(envs), n_steps(rollout_steps) {
-    const std::size_t n = samples();
+  /// A buffer for features of dimension input_dim and actions of action_dim entries (1 for an
+  /// index action, k for a continuous one: Distribution::action_dim of the network's policy_dim),
+  /// everything allocated. Throws std::invalid_argument if n_envs·n_steps overflows.
+  PpoBuffer(std::size_t input_dim, std::size_t n_envs, std::size_t n_steps, std::size_t action_dim = 1)
+      : n_envs_(n_envs), n_steps_(n_steps) {
+    const std::size_t n = detail::checked_mul(n_envs, n_steps);
+    if (n == 0 && n_envs != 0 && n_steps != 0) detail::invalid("PpoBuffer: n_envs·n_steps overflows");
     features.resize(input_dim, n + n_envs);
+    Distribution::resize(actions, action_dim, n);
     steps.resize(n);
-    continuous_actions = Matrix::Zero(static_cast<Eigen::Index>(action_dim), static_cast<Eigen::Index>(n));
-    log_probs = Vector::Zero(static_cast<Eigen::Index>(n));
-    values = Vector::Zero(static_cast<Eigen::Index>(n));
-    final_values = Vector::Zero(static_cast<Eigen::Index>(n));
-    advantages = Vector::Zero(static_cast<Eigen::Index>(n));
-    targets = Vector::Zero(static_cast<Eigen::Index>(n));
+    for (Vector* v : {&log_probs, &values, &final_values, &advantages, &targets})
+      *v = Vector::Zero(static_cast<Eigen::Index>(n));
     bootstrap_values = Vector::Zero(static_cast<Eigen::Index>(n_envs));
     episodes.reserve(n);
+    pending_.features.resize(input_dim, n_envs);
+    Distribution::resize(pending_.actions, action_dim, n_envs);
+    pending_.log_probs = Vector::Zero(static_cast<Eigen::Index>(n_envs));
+    pending_.values = Vector::Zero(static_cast<Eigen::Index>(n_envs));
   }
 
+  [[nodiscard]] std::size_t n_envs() const noexcept { return n_envs_; }
+  [[nodiscard]] std::size_t n_steps() const noexcept { return n_steps_; }
   /// n_envs·n_steps.
-  [[nodiscard]] std::size_t samples() const noexcept { return n_envs * n_steps; }
-  /// n_steps steps recorded.
-  [[nodiscard]] bool full() const noexcept { return recorded == n_steps; }
+  [[nodiscard]] std::size_t samples() const noexcept { return n_envs_ * n_steps_; }
+  /// The fill level: steps written (0 .. n_steps).
+  [[nodiscard]] std::size_t recorded() const noexcept { return recorded_; }
+  /// n_steps steps written.
+  [[nodiscard]] bool full() const noexcept { return recorded_ == n_steps_; }
   /// The bootstrap features are stored: update may learn.
-  [[nodiscard]] bool bootstrapped() const noexcept { return acted == n_steps + 1; }
-  /// Empties the buffer (a rollout abandoned halfway, e.g. after an environment threw); the
-  /// episodes of the last rollout stay listed until the next record.
-  void clear() noexcept { recorded = acted = 0; }
+  [[nodiscard]] bool bootstrapped() const noexcept { return bootstrapped_; }
+  /// Empties the buffer (after an update, or a rollout abandoned halfway, e.g. after an
+  /// environment threw); the episodes of the last rollout stay listed until the next step is written.
+  void clear() noexcept {
+    recorded_ = 0;
+    bootstrapped_ = false;
+    pending_.acted = false;
+  }
+
+ private:
+  template <class, class, class>
+  friend class PpoActing;
+
+  /// What PpoActing::act keeps of the step it acted on until the step's outcome comes and the step
+  /// is written: here, so that binding the buffer anew (each train call) allocates nothing.
+  struct Pending {
+    FeatureColumns<Phi, Scalar> features;  // n_envs columns, normalised
+    actions_type actions;
+    Vector log_probs, values;
+    bool acted = false;
+  };
+
+  std::size_t n_envs_ = 0, n_steps_ = 0;
+  std::size_t recorded_ = 0;
+  bool bootstrapped_ = false;
+  Pending pending_;
 };
 
 /// A minibatch gathered from a buffer: what the loss reads, contiguous (column j = sample samples[j]).
 /// Its capacity grows to the largest minibatch gathered and is kept.
-template <class Phi, class Scalar = float>
+template <class Phi, class Scalar = float, class Distribution = Categorical>
 struct PpoMinibatch {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
-  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using distribution_type = Distribution;
+  using actions_type = typename Distribution::template actions_type<Scalar>;
 
   FeatureColumns<Phi, Scalar> features;  ///< the samples' features (normalised as stored)
-  std::vector<Action> actions;           ///< the actions taken (index actions)
-  Matrix continuous_actions;             ///< the continuous actions taken, one per column (0 rows for index actions)
+  actions_type actions;                  ///< the actions taken
   Vector old_log_probs;                  ///< log π_old(a|φ)
   Vector advantages;                     ///< GAE's advantages (not yet normalised)
   Vector targets;                        ///< value targets
   std::size_t count = 0;                 ///< samples gathered (the columns in use)
 
-  /// Makes room for b samples of dimension dim, with continuous actions of dimension action_dim (0
-  /// for index actions): no allocation if there is room.
-  void reserve(std::size_t dim, std::size_t b, std::size_t action_dim = 0) {
-    if (b <= actions.size() && dim == features.dim() &&
-        static_cast<Eigen::Index>(action_dim) == continuous_actions.rows())
-      return;
-    const std::size_t capacity = std::max(b, actions.size());
+  /// Makes room for b samples of dimension dim with actions of action_dim entries: no allocation
+  /// if there is room.
+  void reserve(std::size_t dim, std::size_t b, std::size_t action_dim = 1) {
+    if (b <= features.size() && dim == features.dim() && action_dim == Distribution::dim(actions)) return;
+    const std::size_t capacity = std::max(b, features.size());
     const auto cols = static_cast<Eigen::Index>(capacity);
     features.resize(dim, capacity);
-    actions.resize(capacity);
-    continuous_actions.resize(static_cast<Eigen::Index>(action_dim), cols);
+    Distribution::resize(actions, action_dim, capacity);
     old_log_probs.resize(cols);
     advantages.resize(cols);
     targets.resize(cols);
@@ -195,26 +229,23 @@ struct PpoMinibatch {
   /// Gathers buffer's samples (indices s = t·n_envs + i, in any order, repeats allowed). Throws
   /// std::invalid_argument for an index out of range or a buffer whose members do not have its
   /// shape; a refused call changes nothing.
-  void gather(const PpoBuffer<Phi, Scalar>& buffer, std::span<const std::size_t> samples) {
+  void gather(const PpoBuffer<Phi, Scalar, Distribution>& buffer, std::span<const std::size_t> samples) {
     const std::size_t n = buffer.samples();
     const auto sized = [n](const Vector& v) { return static_cast<std::size_t>(v.size()) == n; };
-    if (buffer.features.size() != n + buffer.n_envs || buffer.steps.size() != n || !sized(buffer.log_probs) ||
-        !sized(buffer.advantages) || !sized(buffer.targets) ||
-        (buffer.continuous_actions.rows() > 0 && static_cast<std::size_t>(buffer.continuous_actions.cols()) != n))
+    if (buffer.features.size() != n + buffer.n_envs() || Distribution::count(buffer.actions) != n ||
+        !sized(buffer.log_probs) || !sized(buffer.advantages) || !sized(buffer.targets))
       detail::invalid("PpoMinibatch::gather: buffer's members do not have its shape (", n,
                       " samples): make it with Ppo::make_buffer()");
     for (std::size_t j = 0; j < samples.size(); ++j)
       if (samples[j] >= n)
         detail::invalid("PpoMinibatch::gather: samples[", j, "] = ", samples[j], " is out of range for ", n,
                         " samples");
-    const Eigen::Index k = buffer.continuous_actions.rows();
-    reserve(buffer.features.dim(), samples.size(), static_cast<std::size_t>(k));
+    reserve(buffer.features.dim(), samples.size(), Distribution::dim(buffer.actions));
     for (std::size_t j = 0; j < samples.size(); ++j) {
       const std::size_t s = samples[j];
       const auto jj = static_cast<Eigen::Index>(j), ss = static_cast<Eigen::Index>(s);
       features.copy_from(j, buffer.features, s);
-      actions[j] = buffer.steps[s].action;
-      if (k > 0) continuous_actions.col(jj) = buffer.continuous_actions.col(ss);
+      Distribution::copy(actions, j, buffer.actions, s);
       old_log_probs[jj] = buffer.log_probs[ss];
       advantages[jj] = buffer.advantages[ss];
       targets[jj] = buffer.targets[ss];

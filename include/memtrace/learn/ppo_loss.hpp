@@ -1,7 +1,8 @@
 #pragma once
 // PPO's loss on one minibatch, a function of the networks, the minibatch and three coefficients:
-// the clipped surrogate, the value loss and the entropy bonus, with its gradient by hand (dL/dlogits
-// and dL/dv, then Mlp::backward). See docs/control.md ("The loss").
+// the clipped surrogate, the value loss and the entropy bonus, with its gradient by hand (dL/d policy
+// output from the policy distribution, dL/dv, then the network's backward). See docs/control.md
+// ("The loss").
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "memtrace/concepts.hpp"
 #include "memtrace/learn/actor_critic.hpp"
+#include "memtrace/learn/distributions.hpp"
 #include "memtrace/learn/gaussian_actor_critic.hpp"
 #include "memtrace/learn/ppo_buffer.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -33,27 +35,24 @@ struct PpoLoss {
   double clip_fraction = 0;  ///< fraction of samples with |r − 1| > ε
 };
 
-/// Scratch space of ppo_loss (softmax, entropy, the gradients with respect to logits and values);
-/// it grows to the largest minibatch and is kept, so that a loop of updates allocates nothing.
-template <class Scalar>
+/// Scratch space of ppo_loss (the distribution's, the entropies, log-probabilities and the
+/// gradients with respect to the policy output and the values); it grows to the largest minibatch
+/// and is kept, so that a loop of updates allocates nothing.
+template <class Scalar, class Distribution = Categorical>
 struct PpoLossWorkspace {
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  Matrix probs, log_probs, d_logits;  ///< categorical: softmax, log-softmax; d loss / d policy output (either)
-  Matrix standardized;                ///< Gaussian: (a − μ)/σ
-  RowVector d_values, row_max, row_sum, entropy, coef, action_log_probs;
+  typename Distribution::template workspace_type<Scalar> distribution;
+  Matrix d_policy;  ///< d loss / d policy output
+  RowVector d_values, entropy, coef, action_log_probs;
 
   /// Room for minibatches of b samples of a policy output of policy_dim rows.
   void reserve(std::size_t policy_dim, std::size_t b) {
-    if (static_cast<std::size_t>(coef.size()) >= b && static_cast<std::size_t>(probs.rows()) == policy_dim) return;
-    const auto k = static_cast<Eigen::Index>(policy_dim), cols = static_cast<Eigen::Index>(b);
-    probs.resize(k, cols);
-    log_probs.resize(k, cols);
-    d_logits.resize(k, cols);
-    standardized.resize(k / 2, cols);
+    distribution.reserve(policy_dim, b);
+    if (static_cast<std::size_t>(coef.size()) >= b && static_cast<std::size_t>(d_policy.rows()) == policy_dim) return;
+    const auto cols = static_cast<Eigen::Index>(b);
+    d_policy.resize(static_cast<Eigen::Index>(policy_dim), cols);
     d_values.resize(1, cols);
-    row_max.resize(cols);
-    row_sum.resize(cols);
     entropy.resize(cols);
     coef.resize(cols);
     action_log_probs.resize(cols);
@@ -61,10 +60,9 @@ struct PpoLossWorkspace {
 };
 
 /// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
-/// parameters of nets (an ActorCriticNetwork whose policy output is the logits of a categorical
-/// policy, e.g. ActorCritic, or, if its policy_distribution is DiagonalGaussian, the means and log
-/// standard deviations of a Gaussian over minibatch.continuous_actions, e.g. GaussianActorCritic):
-/// one forward pass of both heads,
+/// parameters of nets (an ActorCriticNetwork whose policy output its policy_distribution reads:
+/// the logits of a Categorical policy, e.g. ActorCritic, or the means and log standard deviations
+/// of a DiagonalGaussian, e.g. GaussianActorCritic): one forward pass of both heads,
 ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
 ///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
 ///   − ent_coef·mean H(π).
@@ -74,49 +72,32 @@ struct PpoLossWorkspace {
 /// what it holds, an action out of range (continuous actions: of another dimension), or features
 /// whose dimension is not the networks' input_dim(), before any gradient is written.
 template <class Phi, class Scalar, class Network>
-PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, const PpoLossCoefficients& coefficients,
-                 bool gradients, PpoLossWorkspace<Scalar>& workspace) {
+PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribution_t<Network>>& minibatch,
+                 const PpoLossCoefficients& coefficients, bool gradients,
+                 PpoLossWorkspace<Scalar, policy_distribution_t<Network>>& workspace) {
   static_assert(ActorCriticNetwork<Network, Phi>,
                 "ppo_loss: nets must model ActorCriticNetwork for these features (docs/control.md, \"Your own "
                 "network\")");
   static_assert(std::same_as<typename Network::scalar_type, Scalar>,
                 "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
+  using D = policy_distribution_t<Network>;
+  static_assert(PolicyDistribution<D, Scalar>,
+                "ppo_loss: the network's policy_distribution must model PolicyDistribution");
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  constexpr bool gaussian = detail::gaussian_policy<Network>;
-  static_assert(detail::known_policy_distribution<Network>,
-                "ppo_loss: the network's policy_distribution must be Categorical or DiagonalGaussian");
-  const std::size_t num_actions = nets.policy_dim();  // categorical: logits; Gaussian: 2 x the action dimension
+  const std::size_t policy_dim = nets.policy_dim();
   const std::size_t b = minibatch.count;
   if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
-  if (b > minibatch.features.size() || (!gaussian && b > minibatch.actions.size()) ||
+  if (b > minibatch.features.size() ||
       b > static_cast<std::size_t>(
               std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
     detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
   if (minibatch.features.dim() != static_cast<std::size_t>(nets.input_dim()))
     detail::invalid("ppo_loss: minibatch.features has dimension ", minibatch.features.dim(),
                     ", expected the networks' input_dim = ", nets.input_dim());
-  if constexpr (gaussian) {
-    if (num_actions % 2 != 0 || num_actions == 0)
-      detail::invalid("ppo_loss: a Gaussian policy's output has 2k rows (means, log standard deviations), got ",
-                      num_actions);
-    if (static_cast<std::size_t>(minibatch.continuous_actions.rows()) != num_actions / 2 ||
-        static_cast<std::size_t>(minibatch.continuous_actions.cols()) < b)
-      detail::invalid("ppo_loss: minibatch.continuous_actions is ", minibatch.continuous_actions.rows(), " x ",
-                      minibatch.continuous_actions.cols(), ", expected ", num_actions / 2, " rows and at least ", b,
-                      " columns");
-    for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(b); ++j)
-      for (Eigen::Index r = 0; r < minibatch.continuous_actions.rows(); ++r)
-        if (!std::isfinite(minibatch.continuous_actions(r, j)))
-          detail::invalid("ppo_loss: minibatch.continuous_actions(", r, ", ", j,
-                          ") = ", minibatch.continuous_actions(r, j), ", expected a finite action");
-  } else {
-    for (std::size_t j = 0; j < b; ++j)
-      if (minibatch.actions[j] >= num_actions)
-        detail::invalid("ppo_loss: minibatch.actions[", j, "] = ", minibatch.actions[j],
-                        ", expected < num_actions = ", num_actions);
-  }
-  workspace.reserve(num_actions, b);
+  D::check_policy_dim("ppo_loss", policy_dim);
+  D::check_actions("ppo_loss", minibatch.actions, b, policy_dim);
+  workspace.reserve(policy_dim, b);
   const auto cols = static_cast<Eigen::Index>(b);
   const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
   // Normalise the minibatch's advantages (population std, + 1e-8), in double.
@@ -131,43 +112,15 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   const double denominator = std::sqrt(var / static_cast<double>(b)) + 1e-8;
 
   const auto input = minibatch.features.block(0, b);
-  const auto& logits = nets.forward_policy(input);
+  const auto& policy = nets.forward_policy(input);
   const auto& v_new = nets.forward_value(input);
-  detail::check_network_output("ppo_loss", "policy output", logits, num_actions, b);
+  detail::check_network_output("ppo_loss", "policy output", policy, policy_dim, b);
   detail::check_network_output("ppo_loss", "value output", v_new, 1, b);
 
   // log π(a_j | φ_j) and the entropy of every column, vectorised over the minibatch.
   auto h = workspace.entropy.head(cols);
   auto logp_a = workspace.action_log_probs.head(cols);
-  auto m = workspace.row_max.head(cols);
-  auto sum = workspace.row_sum.head(cols);
-  auto p = workspace.probs.leftCols(cols);
-  auto logp = workspace.log_probs.leftCols(cols);
-  const auto k = static_cast<Eigen::Index>(num_actions / 2);
-  auto z = workspace.standardized.leftCols(cols);
-  if constexpr (gaussian) {
-    // z = (a − μ) e^{−s}; log π(a) = Σ_k (−z²/2 − s) − k ½ log 2π; H = Σ_k s + k ½ (1 + log 2π).
-    const auto mu = logits.topRows(k);
-    const auto log_std = logits.bottomRows(k);
-    z = ((minibatch.continuous_actions.leftCols(cols) - mu).array() * (-log_std.array()).exp()).matrix();
-    const auto constant = static_cast<Scalar>(static_cast<double>(k) * detail::half_log_two_pi);
-    logp_a = (Scalar(-0.5) * z.array().square() - log_std.array()).colwise().sum().matrix();
-    logp_a.array() -= constant;
-    h = log_std.colwise().sum();
-    h.array() += static_cast<Scalar>(static_cast<double>(k) * (0.5 + detail::half_log_two_pi));
-  } else {
-    // log-softmax and entropy of every column.
-    m = logits.colwise().maxCoeff();
-    p = (logits.rowwise() - m).array().exp().matrix();
-    sum = p.colwise().sum();
-    p.array().rowwise() /= sum.array();
-    sum.array() = m.array() + sum.array().log();  // log Z (in place: broadcasting an expression would allocate)
-    logp = logits.rowwise() - sum;
-    h = -(p.array() * logp.array()).colwise().sum().matrix();
-    for (std::size_t j = 0; j < b; ++j)
-      logp_a[static_cast<Eigen::Index>(j)] =
-          logp(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j));
-  }
+  D::template log_prob_entropy<Scalar>(policy, minibatch.actions, b, workspace.distribution, logp_a, h);
 
   const auto lo = static_cast<Scalar>(1.0 - coefficients.clip_epsilon),
              hi = static_cast<Scalar>(1.0 + coefficients.clip_epsilon);
@@ -201,36 +154,19 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, cons
   out.loss = out.policy_loss + coefficients.vf_coef * out.value_loss - coefficients.ent_coef * out.entropy;
   if (!gradients) return out;
 
-  auto dl = workspace.d_logits.leftCols(cols);
+  auto dl = workspace.d_policy.leftCols(cols);
   const auto ent = static_cast<Scalar>(coefficients.ent_coef) * scale;
-  if constexpr (gaussian) {
-    // d log π(a)/dμ = z e^{−s}, d log π(a)/ds = z² − 1, dH/dμ = 0, dH/ds = 1:
-    // dL/dμ = coef_j z e^{−s};  dL/ds = coef_j (z² − 1) − ent_coef / B.
-    const auto log_std = logits.bottomRows(k);
-    dl.topRows(k) = (z.array() * (-log_std.array()).exp()).matrix();
-    dl.topRows(k).array().rowwise() *= coef.array();
-    dl.bottomRows(k) = (z.array().square() - Scalar(1)).matrix();
-    dl.bottomRows(k).array().rowwise() *= coef.array();
-    dl.bottomRows(k).array() -= ent;
-  } else {
-    // dL/dlogits = coef_j (e_a − π_j) + (ent_coef / B) π_j ⊙ (log π_j + H_j)
-    // (the surrogate through d log π(a)/dℓ = e_a − π; the entropy through dH/dℓ = −π ⊙ (log π + H)).
-    dl = ((logp.array().rowwise() + h.array()) * ent).matrix();
-    dl.array().rowwise() -= coef.array();
-    dl.array() *= p.array();
-    for (std::size_t j = 0; j < b; ++j)
-      dl(static_cast<Eigen::Index>(minibatch.actions[j]), static_cast<Eigen::Index>(j)) +=
-          coef[static_cast<Eigen::Index>(j)];
-  }
+  // dL/d out_j = coef_j ∂log π(a_j)/∂out_j − (ent_coef / B) ∂H_j/∂out_j
+  D::template gradient<Scalar>(policy, minibatch.actions, b, coef, ent, workspace.distribution, h, dl);
   nets.backward(input, Eigen::Ref<const Matrix>(dl), Eigen::Ref<const RowVector>(dv));
   return out;
 }
 
 /// ppo_loss with a workspace of its own (allocates; for tests and one-off evaluations).
 template <class Phi, class Scalar, class Network>
-PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar>& minibatch, const PpoLossCoefficients& coefficients,
-                 bool gradients) {
-  PpoLossWorkspace<Scalar> workspace;
+PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribution_t<Network>>& minibatch,
+                 const PpoLossCoefficients& coefficients, bool gradients) {
+  PpoLossWorkspace<Scalar, policy_distribution_t<Network>> workspace;
   return ppo_loss(nets, minibatch, coefficients, gradients, workspace);
 }
 

@@ -36,8 +36,8 @@ namespace memtrace {
 /// overflow or a buffer of another shape; std::logic_error for a buffer that is not empty.
 template <class Phi, class Scalar, class Net, class Env, class M, class G, class OnUpdate>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar, Net>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
-           std::size_t total_env_steps, OnUpdate&& on_update) {
+void train(Ppo<Phi, Scalar, Net>& agent, typename Ppo<Phi, Scalar, Net>::buffer_type& buffer,
+           Rollout<Env, M, G>& rollout, std::size_t total_env_steps, OnUpdate&& on_update) {
   const PpoOptions& options = agent.options();
   const std::size_t n = options.n_envs;
   const std::size_t samples = n * options.n_steps;  // no overflow: the agent checked it
@@ -50,9 +50,9 @@ void train(Ppo<Phi, Scalar, Net>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout
   if (total_env_steps < samples)
     detail::invalid("train: total_env_steps must be at least n_envs·n_steps = ", samples, ", got ", total_env_steps);
   PpoActing<Phi, Scalar, Net> acting = agent.acting(buffer);  // checks the buffer's shape
-  if (buffer.recorded != 0 || buffer.acted != 0)
+  if (buffer.recorded() != 0 || buffer.bootstrapped())
     throw std::logic_error(
-        detail::message("train: the buffer holds ", buffer.recorded, " recorded steps (update or clear it first)"));
+        detail::message("train: the buffer holds ", buffer.recorded(), " steps (update or clear it first)"));
   const std::size_t n_updates = total_env_steps / samples;
   if (options.anneal_lr && agent.total_updates() == 0) {
     if (detail::checked_mul(n_updates, options.epochs * options.minibatches) == 0)
@@ -77,7 +77,7 @@ template <class Phi, class Scalar, class Net, class Env, class M, class G, class
 requires std::same_as<features_t<M>, Phi>
 void train(Ppo<Phi, Scalar, Net>& agent, Rollout<Env, M, G>& rollout, std::size_t total_env_steps,
            OnUpdate&& on_update) {
-  PpoBuffer<Phi, Scalar> buffer = agent.make_buffer();
+  auto buffer = agent.make_buffer();
   train(agent, buffer, rollout, total_env_steps, std::forward<OnUpdate>(on_update));
 }
 
@@ -89,8 +89,8 @@ void train(Ppo<Phi, Scalar, Net>& agent, Rollout<Env, M, G>& rollout, std::size_
 
 template <class Phi, class Scalar, class Net, class Env, class M, class G>
 requires std::same_as<features_t<M>, Phi>
-void train(Ppo<Phi, Scalar, Net>& agent, PpoBuffer<Phi, Scalar>& buffer, Rollout<Env, M, G>& rollout,
-           std::size_t total_env_steps) {
+void train(Ppo<Phi, Scalar, Net>& agent, typename Ppo<Phi, Scalar, Net>::buffer_type& buffer,
+           Rollout<Env, M, G>& rollout, std::size_t total_env_steps) {
   train(agent, buffer, rollout, total_env_steps, [](const PpoStats&) {});
 }
 
@@ -136,19 +136,5 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
     ActionSelection selection, std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
   return evaluate(agent, env, memory, gen, episodes, max_steps, selection);
 }
-
-namespace detail {
-// The deprecated members Ppo::train and Ppo::evaluate find these by argument-dependent lookup.
-template <class Phi, class Scalar, class Net, class R, class... OnUpdate>
-void ppo_loop(PpoLoopTag, Ppo<Phi, Scalar, Net>& agent, R& rollout, std::size_t total_env_steps,
-              OnUpdate&&... on_update) {
-  train(agent, rollout, total_env_steps, std::forward<OnUpdate>(on_update)...);
-}
-template <class Phi, class Scalar, class Net, class Env, class M, class G, class... MaxSteps>
-std::vector<EpisodeEnd> ppo_loop(PpoLoopTag, Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen,
-                                 std::size_t episodes, MaxSteps... max_steps) {
-  return evaluate(agent, env, memory, gen, episodes, static_cast<std::size_t>(max_steps)...);
-}
-}  // namespace detail
 
 }  // namespace memtrace

@@ -167,11 +167,6 @@ class Rollout {
   void collect(P& policy, std::size_t steps, Sink&& sink) {
     for (std::size_t k = 0; k < steps; ++k) step(policy, sink);
   }
-  /// Deprecated in 0.3.0, removed in 0.4.0: "run" is a run of an experiment; this is collect.
-  template <class P, class Sink>
-  [[deprecated("use Rollout::collect")]] void run(P& policy, std::size_t steps, Sink&& sink) {
-    collect(policy, steps, std::forward<Sink>(sink));
-  }
 
   [[nodiscard]] std::size_t size() const noexcept { return envs_.size(); }
   /// Lockstep steps taken so far.
