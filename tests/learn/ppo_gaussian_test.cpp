@@ -267,11 +267,24 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   CHECK_THROWS_WITH(acting.record(batch),
                     "PpoActing::record: batch.steps[1].action is not the action act chose for environment 1");
   CHECK(buffer.recorded() == 0);
-  // Actions that cannot hold the policy's dimension are refused.
+  // Actions that cannot hold the policy's dimension are refused before anything changes: the step
+  // acted on before stays, and is written as it was.
   std::vector<Eigen::Matrix<double, 1, 1>> narrow(3);
+  const std::vector<DefaultGenerator> before = gens;
   CHECK_THROWS_WITH(acting.act(std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
                                std::span<Eigen::Matrix<double, 1, 1>>(narrow)),
                     "PpoActing::act: actions of dimension 2 do not fit the action type, of dimension 1");
+  CHECK(gens == before);
+  CHECK(acting.acted());
+  steps[1].action = actions[1];
+  acting.record(RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>{0, phis, steps, phis});
+  CHECK(buffer.recorded() == 1);
+  CHECK(buffer.actions.col(1).cast<double>() == actions[1]);
+  auto policy = agent.policy();
+  CHECK_THROWS_WITH(policy.act(std::span<const Eigen::VectorXf>(phis), std::span<DefaultGenerator>(gens),
+                               std::span<Eigen::Matrix<double, 1, 1>>(narrow)),
+                    "PpoPolicy::act: actions of dimension 2 do not fit the action type, of dimension 1");
+  CHECK(gens == before);
 }
 
 TEST_CASE("Ppo with a Gaussian policy learns a continuous task that needs memory, and without memory it cannot",

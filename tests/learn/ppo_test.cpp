@@ -1469,6 +1469,35 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   CHECK(buffer.actions[0] == actions[0]);
   CHECK(buffer.actions[1] == actions[1]);
   CHECK(buffer.features.block(1, 1).col(0) == fitting[1]);
+  // Textbook truncation: a final observation the normaliser refuses (non-finite) refuses the whole
+  // step before any of it is written; the step acted on stays, and the corrected batch is written.
+  PpoOptions textbook = small_options();
+  textbook.truncation = TruncationMode::textbook;
+  textbook.normalize_features = true;
+  Agent finals(5, 3, textbook);
+  auto finals_buffer = finals.make_buffer();
+  auto finals_acting = finals.acting(finals_buffer);
+  finals_acting.act(std::span<const Eigen::VectorXd>(fitting), std::span(gens), std::span(actions));
+  taken[0].action = actions[0];
+  taken[1].action = actions[1];
+  taken[1].truncated = true;
+  std::vector<Eigen::VectorXd> next = {Eigen::VectorXd::Zero(5), Eigen::VectorXd::Zero(5)};
+  next[1][2] = std::numeric_limits<double>::infinity();
+  const FeatureNormalizer statistics = finals.normalizer();
+  CHECK_THROWS_AS(finals_acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, next}), std::invalid_argument);
+  CHECK(finals_buffer.recorded() == 0);
+  CHECK(finals_buffer.episodes.empty());
+  CHECK(finals_acting.acted());
+  CHECK(finals.normalizer() == statistics);
+  next[1][2] = 0.5;
+  finals_acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, next});
+  CHECK(finals_buffer.recorded() == 1);
+  CHECK(finals_buffer.episodes.size() == 1);
+  CHECK((finals_buffer.features.block(1, 1).col(0) - finals.normalizer().normalized(fitting[1])).cwiseAbs().maxCoeff() <
+        1e-12);
+  Eigen::MatrixXd final_features = finals.normalizer().normalized(next[1]);
+  CHECK(finals_buffer.final_values[1] == Approx(finals.critic().forward(final_features)(0, 0)).epsilon(1e-12));
+
   PpoBuffer<Eigen::VectorXd, double> full_buffer = agent.make_buffer();
   auto refill = agent.acting(full_buffer);
   auto rollout2 = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 3);

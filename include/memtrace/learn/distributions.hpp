@@ -197,8 +197,13 @@ struct Categorical {
   template <class A>
   static constexpr bool acts_with = std::same_as<A, Action>;
 
+  /// What the network's policy_dim counts, for messages.
+  static constexpr const char* size_name = "num_actions";
   /// The entries of one stored action: 1 (an index).
   static constexpr std::size_t action_dim(std::size_t /*policy_dim*/) noexcept { return 1; }
+  /// Nothing to check: acts_with admits Action only.
+  template <class A>
+  static void check_action_type(const char* /*who*/, std::size_t /*policy_dim*/) noexcept {}
   /// Throws std::invalid_argument naming `who` unless a network of policy_dim outputs fits: one
   /// logit at least.
   static void check_policy_dim(const char* who, std::size_t policy_dim) {
@@ -312,8 +317,15 @@ struct DiagonalGaussian {
   template <class A>
   static constexpr bool acts_with = ContinuousAction<A>;
 
+  /// What the agent's constructor calls its action count, for messages.
+  static constexpr const char* size_name = "action_dim";
   /// k = policy_dim / 2.
   static constexpr std::size_t action_dim(std::size_t policy_dim) noexcept { return policy_dim / 2; }
+  /// Throws std::invalid_argument naming `who` if A cannot hold actions of k entries.
+  template <class A>
+  static void check_action_type(const char* who, std::size_t policy_dim) {
+    detail::check_action_type<A>(who, policy_dim / 2);
+  }
   /// Throws std::invalid_argument naming `who` unless policy_dim = 2k, k >= 1.
   static void check_policy_dim(const char* who, std::size_t policy_dim) {
     if (policy_dim == 0 || policy_dim % 2 != 0)
@@ -434,12 +446,15 @@ struct DiagonalGaussian {
 
 /// What Ppo, PpoActing, PpoPolicy and ppo_loss need of a network's policy distribution D for
 /// Scalar (Categorical and DiagonalGaussian are the two memtrace has): the stored actions
-/// (actions_type, resize, count, dim, copy, holds), action_dim and check_policy_dim, act (one
-/// sample's action and log-probability), and, for the loss over a batch, workspace_type,
-/// check_actions, log_prob_entropy and gradient. docs/control.md ("Policy distributions").
+/// (actions_type, resize, count, dim, copy, holds), size_name, action_dim and check_policy_dim,
+/// acts_with, check_action_type and act (one sample's action and log-probability), and, for the
+/// loss over a batch, workspace_type, check_actions, log_prob_entropy and gradient. The concept
+/// checks the members that do not depend on the network's output type; the others are checked
+/// where they are called. docs/control.md ("Policy distributions").
 template <class D, class Scalar>
 concept PolicyDistribution = requires(typename D::template actions_type<Scalar>& actions,
                                       typename D::template workspace_type<Scalar>& ws, std::size_t n) {
+  { D::size_name } -> std::convertible_to<const char*>;
   { D::action_dim(n) } -> std::convertible_to<std::size_t>;
   D::check_policy_dim("", n);
   D::resize(actions, n, n);

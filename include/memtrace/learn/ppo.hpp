@@ -317,9 +317,7 @@ class Ppo {
 
   static PpoOptions checked(PpoOptions o, std::size_t input_dim, std::size_t actions) {
     if (input_dim == 0) detail::invalid("Ppo: input_dim must be at least 1, got 0");
-    if (actions == 0)
-      detail::invalid("Ppo: ", std::same_as<distribution_type, Categorical> ? "num_actions" : "action_dim",
-                      " must be at least 1, got 0");
+    if (actions == 0) detail::invalid("Ppo: ", distribution_type::size_name, " must be at least 1, got 0");
     detail::check_ppo_options("Ppo", o, sparse);
     return o;
   }

@@ -35,9 +35,6 @@ class PpoActing {
  public:
   using buffer_type = PpoBuffer<Phi, Scalar, D>;
 
-  /// Binds buffer (Ppo::acting checks its shape first). Allocates nothing.
-  PpoActing(Ppo<Phi, Scalar, Network>& agent, buffer_type& buffer) noexcept : agent_(&agent), buffer_(&buffer) {}
-
   /// The next step of the buffer: runs one forward pass of both heads over the n_envs features and
   /// picks actions[i] from the network's distribution with gens[i] (Distribution::act: index
   /// actions by sample_categorical; continuous ones as sample_diagonal_gaussian draws them, rounded
@@ -62,9 +59,10 @@ class PpoActing {
       throw std::logic_error(detail::message("PpoActing::act: the buffer already holds n_steps = ", buffer_->n_steps(),
                                              " steps; bootstrap and update it first"));
     detail::check_ppo_features("PpoActing::act", "features", features, agent_->input_dim());
-    p.acted = false;  // until this step is complete (a throw below leaves it unacted)
+    D::template check_action_type<A>("PpoActing::act", agent_->networks().policy_dim());
     if constexpr (!detail::ppo_sparse<Phi>)
       if (agent_->options().normalize_features) agent_->normalizer_.update(features);  // refuses non-finite ones
+    p.acted = false;  // until this step is complete (a failing network leaves it unacted)
     for (std::size_t i = 0; i < n; ++i) p.features.set(i, features[i]);
     agent_->normalize(p.features, 0, n);
     auto& nets = agent_->networks();
@@ -110,8 +108,14 @@ class PpoActing {
       if (!D::holds(p.actions, i, batch.steps[i].action))
         detail::invalid("PpoActing::record: batch.steps[", i, "].action is not the action act chose for environment ",
                         i);
-    if (buffer.recorded_ == 0) buffer.episodes.clear();
     const std::size_t base = buffer.recorded_ * n;
+    // First what may still be refused (a final observation the normaliser refuses): the final
+    // values, read through the bootstrap columns, which hold nothing until bootstrap.
+    if (textbook)
+      for (std::size_t i = 0; i < n; ++i)
+        if (batch.steps[i].truncated && !batch.steps[i].terminated)
+          buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);
+    if (buffer.recorded_ == 0) buffer.episodes.clear();
     for (std::size_t i = 0; i < n; ++i) {
       const auto s = static_cast<Eigen::Index>(base + i), ii = static_cast<Eigen::Index>(i);
       const BasicActedStep<A>& step = batch.steps[i];
@@ -123,7 +127,6 @@ class PpoActing {
       if (step.terminated || step.truncated)
         buffer.episodes.push_back(
             {i, buffer.recorded_, step.episode_return, step.episode_length, step.terminated, step.truncated});
-      if (textbook && step.truncated && !step.terminated) buffer.final_values[s] = value(batch.next_features[i], i);
     }
     ++buffer.recorded_;
     p.acted = false;
@@ -163,15 +166,21 @@ class PpoActing {
 
  private:
   /// The critic's value of one feature vector, normalised with the statistics of the moment, read
-  /// through column i of the pending step (written already: it has the capacity, so no allocation).
-  Scalar value(const Phi& phi, std::size_t i) {
-    auto& columns = buffer_->pending_.features;
-    columns.set(i, phi);
-    agent_->normalize(columns, i, 1);
-    const auto& out = agent_->networks().forward_value(columns.block(i, 1));
+  /// through the first bootstrap column (unused until bootstrap; it has the capacity after the
+  /// first update, so no allocation).
+  Scalar value(const Phi& phi) {
+    auto& columns = buffer_->features;
+    const std::size_t scratch = buffer_->samples();
+    columns.set(scratch, phi);
+    agent_->normalize(columns, scratch, 1);
+    const auto& out = agent_->networks().forward_value(columns.block(scratch, 1));
     detail::check_network_output("PpoActing::record", "value output", out, 1, 1);
     return out(0, 0);
   }
+
+  friend class Ppo<Phi, Scalar, Network>;
+  /// Binds buffer (Ppo::acting checks its shape first). Allocates nothing.
+  PpoActing(Ppo<Phi, Scalar, Network>& agent, buffer_type& buffer) noexcept : agent_(&agent), buffer_(&buffer) {}
 
   Ppo<Phi, Scalar, Network>* agent_;
   buffer_type* buffer_;  // its private pending step holds what act keeps

@@ -2,7 +2,8 @@
 // PPO's data: the rollout buffer an agent fills while acting (features, actions, log π, V, rewards
 // and episode ends, the bootstrap features, the episodes that ended) and the minibatch its loss
 // reads (learn/ppo_loss.hpp).
-// Plain data with a documented layout, so that an update, a test or a checkpoint reads one place.
+// Public data with a documented layout (and read-only sizes and fill level), so that an update or a
+// test reads one place.
 // See docs/control.md ("PPO's data path").
 
 #include <Eigen/Core>

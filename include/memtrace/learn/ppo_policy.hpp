@@ -69,6 +69,7 @@ class PpoPolicy {
       detail::invalid("PpoPolicy::act: features, gens and actions must have one size, got ", n, ", ", gens.size(),
                       " and ", actions.size());
     detail::check_ppo_features("PpoPolicy::act", "features", features, net_->input_dim());
+    D::template check_action_type<A>("PpoPolicy::act", policy_dim());
     if (inputs_.size() != n) inputs_.resize(net_->input_dim(), n);
     if (D::count(chosen_) < n) D::resize(chosen_, D::action_dim(policy_dim()), n);
     for (std::size_t i = 0; i < n; ++i) inputs_.set(i, features[i]);
