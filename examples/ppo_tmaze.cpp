@@ -176,7 +176,7 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
   for (std::size_t i = 0; i < po.n_envs; ++i) gens.push_back(make_stream(key, i));
   Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
   Ppo<Phi> agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
-  if (!o.load_agent.empty()) load_ppo_weights(agent, fs::path(o.load_agent));  // a fresh optimiser
+  if (!o.load_agent.empty()) load_ppo_weights(fs::path(o.load_agent), agent);  // a fresh optimiser
 
   // Whole updates only: the steps actually taken (none: --load-agent with --steps 0).
   const std::size_t batch = po.n_envs * po.n_steps, total = spec.steps / batch * batch;

@@ -325,18 +325,20 @@ namespace detail {
     file.metadata.erase(it);
     return value;
   };
+  // What wrote it before whether it is intact: a file of another format or version is named as
+  // such, never as damaged, whatever a later format does to its bytes.
+  if (const std::string why = origin_mismatch(file.metadata, format); !why.empty()) fail(why);
   const std::string checksum = entry("checksum");
   if (detail::fnv1a_hex(safetensors_bytes(file)) != checksum)
     fail("the checksum does not match the contents (the file was altered or damaged)");
-  if (const std::string why = origin_mismatch(file.metadata, format); !why.empty()) fail(why);
   for (const char* key : {"format", "memtrace_version", "isa"}) (void)entry(key);
   return file;
 }
 }  // namespace detail
 
 /// Reads checkpoint bytes (`name` says where they came from, in messages): parse_safetensors, then
-/// the checksum over what was read, the format, the memtrace version and the instruction set, each
-/// against this build's. Throws std::invalid_argument starting "parse_checkpoint: NAME: " for bytes
+/// the format, the memtrace version and the instruction set, each against this build's, then the
+/// checksum over what was read. Throws std::invalid_argument starting "parse_checkpoint: NAME: " for bytes
 /// that are not a safetensors file (a truncated one), a checksum that does not match (an altered
 /// one), or a checkpoint of another format, version or instruction set, naming both. The four
 /// entries are removed from the metadata returned.

@@ -15,6 +15,14 @@ struct BetaNetwork : memtrace::ActorCritic<float> {  // a network whose distribu
   using ActorCritic::ActorCritic;
 };
 #endif
+#if defined(MEMTRACE_CASE_weights_unnamed_network)
+#include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_weights.hpp>
+struct Unnamed : memtrace::ActorCritic<float> {  // a network that does not name its weights
+  using ActorCritic::ActorCritic;
+  void named_blocks() = delete;
+};
+#endif
 #if defined(MEMTRACE_CASE_run_not_checkpointable)
 #include <memtrace/loop/checkpoint.hpp>
 #include <memtrace/memory/checkpoint.hpp>
@@ -103,6 +111,12 @@ int main() {
   {
     memtrace::Ppo<Eigen::VectorXf, float, BetaNetwork> agent(BetaNetwork(2, 2));
     (void)agent;
+  }
+#endif
+#if defined(MEMTRACE_CASE_weights_unnamed_network)
+  {
+    memtrace::Ppo<Eigen::VectorXf, float, Unnamed> agent(Unnamed(2, 2));
+    (void)memtrace::ppo_weights(agent);
   }
 #endif
 #if defined(MEMTRACE_CASE_run_not_checkpointable)

@@ -47,8 +47,8 @@ PpoOptions options() {
 template <class Agent>
 bool same_state(Agent& a, Agent& b) {
   TensorFile x, y;
-  append_ppo_state(x, a);
-  append_ppo_state(y, b);
+  save_state(x, "agent.", a);
+  save_state(y, "agent.", b);
   return x == y;
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("an agent restored from a checkpoint continues bit for bit as the agen
 
     Ppo<Eigen::VectorXf> restored(traces.dim(), 2, options(), 99);  // another seed: other parameters, generator
     REQUIRE_FALSE(same_state(saved, restored));
-    load_ppo_checkpoint(restored, dir / "agent.ckpt");
+    load_ppo_checkpoint(dir / "agent.ckpt", restored);
     CHECK(same_state(saved, restored));
     CHECK(restored.normalizer() == saved.normalizer());
     CHECK(restored.updates() == 3);
@@ -111,7 +111,7 @@ TEST_CASE("an agent restored from a checkpoint continues bit for bit as the agen
     save_ppo_checkpoint(dir / "relu.ckpt", saved);
     auto rollout_copy = rollout;
     auto restored = make(7);
-    load_ppo_checkpoint(restored, dir / "relu.ckpt");
+    load_ppo_checkpoint(dir / "relu.ckpt", restored);
     train(saved, rollout, 4 * samples);
     train(restored, rollout_copy, 4 * samples);
     CHECK(same_state(saved, restored));
@@ -132,11 +132,11 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
 
   Ppo<Eigen::VectorXf> agent(traces.dim(), 2, options(), 3);
   TensorFile before;
-  append_ppo_state(before, agent);
+  save_state(before, "agent.", agent);
   const auto refused = [&](const std::string& what) {
-    CHECK_THROWS_WITH(load_ppo_checkpoint(agent, path), Catch::Contains(what));
+    CHECK_THROWS_WITH(load_ppo_checkpoint(path, agent), Catch::Contains(what));
     TensorFile after;
-    append_ppo_state(after, agent);
+    save_state(after, "agent.", agent);
     CHECK(after == before);
   };
 
@@ -148,7 +148,7 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
   refused("the checksum does not match the contents (the file was altered or damaged)");
 
   TensorFile state;
-  append_ppo_state(state, saved);
+  save_state(state, "agent.", saved);
   write_checkpoint(path, state, "memtrace.other.1");
   refused("a checkpoint of format \"memtrace.other.1\", expected \"memtrace.ppo_checkpoint.1\"");
   const auto forged = [&](const std::string& written_version, const std::string& isa) {
@@ -165,13 +165,22 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
   refused("written by a build for avx512 (Eigen: AVX512), this one is for " + instruction_set());
   forged(std::string(version_string), instruction_set());
   CHECK_NOTHROW(read_checkpoint(path, ppo_checkpoint_format));  // the forgery is a valid checkpoint
+  // Another version is named as such before the checksum is read: a later format's file (whose
+  // bytes this version would count differently) is never called damaged.
+  forged("0.2.0", instruction_set());
+  std::string later = read_bytes(path);
+  later[later.size() - 3] ^= 0x10;
+  write_bytes(path, later);
+  refused("written by memtrace 0.2.0, this is memtrace " + std::string(version_string));
+  forged(std::string(version_string), instruction_set());
 
   PpoOptions other = options();
   other.ent_coef = 0.02;
   Ppo<Eigen::VectorXf> different(traces.dim(), 2, other, 3);
-  CHECK_THROWS_WITH(load_ppo_checkpoint(different, path),
-                    "load_ppo_state: the saved agent's options differ: \"ent_coef=0.01\" against the agent's "
-                    "\"ent_coef=0.02\"");
+  CHECK_THROWS_WITH(load_ppo_checkpoint(path, different),
+                    "load_ppo_checkpoint: " + path.string() +
+                        ": load_state: the saved agent's options differ: \"ent_coef=0.01\" against the agent's "
+                        "\"ent_coef=0.02\"");
 
   TensorFile negative = state;
   for (Tensor& t : negative.tensors)
@@ -181,7 +190,7 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
   TensorFile missing = state;
   std::erase_if(missing.tensors, [](const Tensor& t) { return t.name == "agent.generator"; });
   write_checkpoint(path, missing, ppo_checkpoint_format);
-  refused("load_ppo_state: the file has no tensor \"agent.generator\"");
+  refused("load_ppo_checkpoint: " + path.string() + ": load_state: the file has no tensor \"agent.generator\"");
   CHECK_THROWS_WITH(write_checkpoint(
                         path,
                         [&] {

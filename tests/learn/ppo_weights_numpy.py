@@ -1,7 +1,8 @@
 """Checks that Python reads memtrace's PPO weights with NumPy alone (docs/control.md shows
 load_safetensors): the policy's logits and the critic's values computed here from
 agent.safetensors equal, to float32 rounding, those memtrace computed (probe.safetensors, written
-by ppo_weights_probe). Usage: python3 ppo_weights_numpy.py FOLDER"""
+by ppo_weights_probe); and a Gaussian agent's means, log standard deviations and values
+(gaussian.safetensors, gaussian_probe.safetensors). Usage: python3 ppo_weights_numpy.py FOLDER"""
 import json
 import struct
 import sys
@@ -40,17 +41,32 @@ def forward(weights, metadata, x):
     return outputs[0], outputs[1][:, 0]
 
 
+def compare(name, ours, theirs):
+    error = np.max(np.abs(ours - theirs) / (1.0 + np.abs(theirs)))
+    print(f"{name}: {theirs.shape}, largest relative difference {error:.2e}")
+    if not error < 1e-5:
+        sys.exit(f"ppo_weights_numpy: the {name} differ from memtrace's by {error}")
+
+
 def main():
     folder = sys.argv[1]
     weights, metadata = load_safetensors(f"{folder}/agent.safetensors")
     probe, _ = load_safetensors(f"{folder}/probe.safetensors")
     assert metadata["format"] == "memtrace.ppo_weights.1", metadata
+    assert metadata["policy_distribution"] == "categorical", metadata
     logits, values = forward(weights, metadata, probe["inputs"].astype(np.float64))
-    for name, ours, theirs in (("logits", logits, probe["logits"]), ("values", values, probe["values"])):
-        error = np.max(np.abs(ours - theirs) / (1.0 + np.abs(theirs)))
-        print(f"{name}: {theirs.shape}, largest relative difference {error:.2e}")
-        if not error < 1e-5:
-            sys.exit(f"ppo_weights_numpy: the {name} differ from memtrace's by {error}")
+    compare("logits", logits, probe["logits"])
+    compare("values", values, probe["values"])
+
+    # A Gaussian agent: the actor's output is the mean; log_std does not depend on the input.
+    weights, metadata = load_safetensors(f"{folder}/gaussian.safetensors")
+    probe, _ = load_safetensors(f"{folder}/gaussian_probe.safetensors")
+    assert metadata["policy_distribution"] == "diagonal_gaussian", metadata
+    assert metadata["action_dim"] == "2", metadata
+    means, values = forward(weights, metadata, probe["inputs"].astype(np.float64))
+    compare("means", means, probe["means"])
+    compare("log_stds", np.broadcast_to(weights["log_std"], means.shape), probe["log_stds"])
+    compare("values", values, probe["values"])
     clipped = np.abs((probe["inputs"] - weights["normalizer.mean"])
                      / np.sqrt(weights["normalizer.variance"] + 1e-8)) > 10
     assert clipped.any(), "the probe should exercise the clip"

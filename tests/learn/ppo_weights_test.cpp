@@ -6,8 +6,10 @@
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <filesystem>
 #include <limits>
 #include <memtrace/learn/feature_normalizer.hpp>
+#include <memtrace/learn/gaussian_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
 #include <memtrace/safetensors.hpp>
@@ -97,7 +99,7 @@ TEST_CASE("Weights loaded into another agent give the same parameters, normalise
     save_ppo_weights(dir / "agent.safetensors", trained);
     Agent fresh(6, 3, small(normalize), 2);
     REQUIRE(fresh.actor().parameters() != trained.actor().parameters());
-    load_ppo_weights(fresh, dir / "agent.safetensors");
+    load_ppo_weights(dir / "agent.safetensors", fresh);
     CHECK(fresh.actor().parameters() == trained.actor().parameters());
     CHECK(fresh.actor().bias(0)[0] == -0.3f);
     CHECK(fresh.critic().parameters() == trained.critic().parameters());
@@ -114,7 +116,7 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   Agent agent(6, 3, small(true), 2);
   const Eigen::VectorXf before = agent.actor().parameters();
   const auto refused = [&](Agent& target, const TensorFile& file, const std::string& what) {
-    CHECK_THROWS_WITH(load_ppo_weights(target, file), Catch::StartsWith("load_ppo_weights: ") && Catch::Contains(what));
+    CHECK_THROWS_WITH(load_ppo_weights(file, target), Catch::StartsWith("load_ppo_weights: ") && Catch::Contains(what));
   };
   TensorFile other_format = good;
   other_format.metadata["format"] = "something else";
@@ -126,7 +128,7 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   Agent wider(6, 3, small(true, {16, 8}), 2);
   refused(wider, good, "tensor \"actor.0.weight\" is F32 [8, 6], expected F32 [16, 6]");
   Ppo<Eigen::VectorXd, double> in_double(6, 3, small(true), 2);
-  CHECK_THROWS_WITH(load_ppo_weights(in_double, good), Catch::Contains("is F32 [8, 6], expected F64 [8, 6]"));
+  CHECK_THROWS_WITH(load_ppo_weights(good, in_double), Catch::Contains("is F32 [8, 6], expected F64 [8, 6]"));
   Agent plain(6, 3, small(false), 2);
   refused(plain, good, "the file's agent normalises its features, this one does not");
   PpoOptions clipped = small(true);
@@ -158,10 +160,57 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   TensorFile twice = good;
   twice.tensors.push_back({"actor.0.weight", TensorDtype::f32, {1}, {0.0}});
   Agent other(6, 3, small(true), 3);
-  load_ppo_weights(other, twice);
+  load_ppo_weights(twice, other);
   CHECK(other.actor().parameters() == source.actor().parameters());
   CHECK(agent.actor().parameters() == before);
   CHECK(agent.normalizer() == FeatureNormalizer(6));
+}
+
+TEST_CASE("A weights file written by memtrace 0.3.0 still loads", "[ppo_weights]") {
+  // tests/data/ppo_weights_0.3.0.safetensors: save_ppo_weights of memtrace 0.3.0 (tag v0.3.0) for
+  // Ppo<Eigen::VectorXf, float>(3, 2, these options, seed 7) with the statistics below.
+  PpoOptions o = small(true, {4});
+  Agent written(3, 2, o, 7);  // the same seed: the same initial parameters
+  Agent agent(3, 2, o, 8);
+  load_ppo_weights(std::filesystem::path(MEMTRACE_TEST_DATA_DIR) / "ppo_weights_0.3.0.safetensors", agent);
+  CHECK(agent.actor().parameters() == written.actor().parameters());
+  CHECK(agent.critic().parameters() == written.critic().parameters());
+  CHECK(agent.normalizer() ==
+        FeatureNormalizer(5, Eigen::Vector3d(0.5, -1.0, 2.0), Eigen::Vector3d(1.0, 2.0, 3.0), o.normalizer));
+}
+
+TEST_CASE(
+    "A Gaussian agent's weights (its log standard deviation included) round-trip, and a file of another "
+    "action dimension or distribution is refused",
+    "[ppo_weights]") {
+  using Gaussian = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+  Gaussian trained(6, 2, small(true), 1);
+  trained.set_normalizer(statistics(6));
+  trained.networks().log_std() << -0.5f, 0.25f;
+  const memtrace::test::TempDir dir("ppo_weights_gaussian");
+  save_ppo_weights(dir / "gaussian.safetensors", trained);
+  const TensorFile file = read_safetensors(dir / "gaussian.safetensors");
+  CHECK(file.metadata.at("policy_distribution") == "diagonal_gaussian");
+  CHECK(file.metadata.at("action_dim") == "2");
+  CHECK(file.metadata.at("hidden") == "8,8");
+  REQUIRE(file.find("log_std") != nullptr);
+  CHECK(file.find("log_std")->shape == std::vector<std::size_t>{2});
+  Gaussian fresh(6, 2, small(true), 2);
+  load_ppo_weights(dir / "gaussian.safetensors", fresh);
+  CHECK(fresh.networks().actor().parameters() == trained.networks().actor().parameters());
+  CHECK(fresh.networks().critic().parameters() == trained.networks().critic().parameters());
+  CHECK(fresh.networks().log_std() == trained.networks().log_std());
+  CHECK(fresh.normalizer() == trained.normalizer());
+
+  Gaussian wider(6, 3, small(true), 2);
+  const Eigen::VectorXf before = wider.networks().log_std();
+  CHECK_THROWS_WITH(load_ppo_weights(dir / "gaussian.safetensors", wider),
+                    "load_ppo_weights: " + (dir / "gaussian.safetensors").string() +
+                        ": tensor \"actor.2.weight\" is F32 [2, 8], expected F32 [3, 8]");
+  CHECK(wider.networks().log_std() == before);
+  Agent categorical(6, 2, small(true), 2);  // same layer shapes but for log_std
+  CHECK_THROWS_WITH(load_ppo_weights(file, categorical),
+                    "load_ppo_weights: the file's policy is diagonal_gaussian, this agent's categorical");
 }
 
 }  // namespace ppo_weights_test

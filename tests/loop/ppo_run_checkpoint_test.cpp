@@ -85,7 +85,7 @@ void check_kill_and_resume(const Env& env, const M& memory, const std::string& n
   REQUIRE(train_run(reference, dir / "reference.ckpt", updates + 1));
   const auto reference_evaluation = evaluation(reference, env, memory);
   TensorFile reference_state;
-  append_ppo_state(reference_state, reference.agent);
+  save_state(reference_state, "agent.", reference.agent);
 
   for (std::size_t kill = 1; kill < updates; ++kill) {
     for (const bool while_writing : {false, true}) {
@@ -111,7 +111,7 @@ void check_kill_and_resume(const Env& env, const M& memory, const std::string& n
       CHECK(from == kill / every * every);
       REQUIRE(train_run(resumed, path, updates + 1));
       TensorFile state;
-      append_ppo_state(state, resumed.agent);
+      save_state(state, "agent.", resumed.agent);
       CHECK(state == reference_state);
       CHECK(resumed.curve.points() == reference.curve.points());
       CHECK(resumed.curve.recent_success_rate() == reference.curve.recent_success_rate());
@@ -146,13 +146,13 @@ TEST_CASE("a run's checkpoint is refused whole: nothing of the agent, the rollou
   auto other = make_run(env, traces, 5);
   other.curve = LearningCurve(2 * updates * n_envs * n_steps, n_envs * n_steps, {.points = 5, .success_return = 0.5});
   TensorFile before;
-  append_ppo_state(before, other.agent);
+  save_state(before, "agent.", other.agent);
   save_state(before, "rollout.", other.rollout);
   CHECK_THROWS_WITH(
       load_ppo_run(dir / "run.ckpt", other.agent, other.rollout, &other.curve),
       Catch::Contains("load_state: curve.point_steps: the state was saved from a LearningCurve with 5 points at "));
   TensorFile after;
-  append_ppo_state(after, other.agent);
+  save_state(after, "agent.", other.agent);
   save_state(after, "rollout.", other.rollout);
   CHECK(after == before);
   // A rollout of another size is refused before any environment is loaded.
@@ -161,9 +161,10 @@ TEST_CASE("a run's checkpoint is refused whole: nothing of the agent, the rollou
   for (std::size_t i = 0; i < 2; ++i) gens.push_back(make_stream(5, i));
   Rollout<test_tasks::Cue, TraceBank<dynamic, float>> two(std::vector<test_tasks::Cue>(2), std::vector(2, traces),
                                                           std::move(gens));
-  CHECK_THROWS_WITH(
-      load_ppo_run(dir / "run.ckpt", wider.agent, two),
-      "load_state: rollout.size: the state was saved from a Rollout with 4 environments; this one has 2 environments");
+  CHECK_THROWS_WITH(load_ppo_run(dir / "run.ckpt", wider.agent, two),
+                    "load_ppo_run: " + (dir / "run.ckpt").string() +
+                        ": load_state: rollout.size: the state was saved from a Rollout with 4 environments; this one "
+                        "has 2 environments");
 }
 
 }  // namespace ppo_run_checkpoint_test

@@ -68,7 +68,7 @@ bool train_run(Run& run, const std::filesystem::path& path, std::size_t stop, Ru
 /// The run's whole state as bytes (a curve's NaN means compare equal as bytes).
 std::string state_of(const Run& run) {
   TensorFile file;
-  append_ppo_state(file, run.agent);
+  save_state(file, "agent.", run.agent);
   save_state(file, "rollout.", run.rollout);
   save_state(file, "curve.", run.curve);
   return safetensors_bytes(file);

@@ -12,9 +12,11 @@
 #include <cstddef>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "memtrace/concepts.hpp"
@@ -65,6 +67,21 @@ class ActorCritic {
   [[nodiscard]] std::size_t input_dim() const noexcept { return actor_.input_dim(); }
   [[nodiscard]] std::size_t num_actions() const noexcept { return actor_.output_dim(); }
   /// Parameters of both networks: 2(d + 1)h_1 + ... for the default sizes 128d + 8708 at |U| = 3.
+  /// The weights by name for a weights file (learn/ppo_weights.hpp): actor.l.weight, actor.l.bias,
+  /// ..., then critic's; and its metadata (activation, hidden sizes).
+  template <class Visit>
+  void named_blocks(Visit&& visit) {
+    actor_.named_blocks("actor", visit);
+    critic_.named_blocks("critic", visit);
+  }
+  template <class Visit>
+  void named_blocks(Visit&& visit) const {
+    actor_.named_blocks("actor", visit);
+    critic_.named_blocks("critic", visit);
+  }
+  [[nodiscard]] std::map<std::string, std::string> weights_metadata() const {
+    return {{"activation", "tanh"}, {"hidden", actor_.hidden_text()}};
+  }
   [[nodiscard]] std::size_t num_parameters() const noexcept {
     return actor_.num_parameters() + critic_.num_parameters();
   }

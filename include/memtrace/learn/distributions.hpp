@@ -197,8 +197,10 @@ struct Categorical {
   template <class A>
   static constexpr bool acts_with = std::same_as<A, Action>;
 
-  /// What the network's policy_dim counts, for messages.
+  /// Its name in files, what the network's policy_dim counts (for messages and files), and that count.
+  static constexpr const char* name = "categorical";
   static constexpr const char* size_name = "num_actions";
+  static constexpr std::size_t size_of(std::size_t policy_dim) noexcept { return policy_dim; }
   /// The entries of one stored action: 1 (an index).
   static constexpr std::size_t action_dim(std::size_t /*policy_dim*/) noexcept { return 1; }
   /// Nothing to check: acts_with admits Action only.
@@ -317,8 +319,10 @@ struct DiagonalGaussian {
   template <class A>
   static constexpr bool acts_with = ContinuousAction<A>;
 
-  /// What the agent's constructor calls its action count, for messages.
+  /// Its name in files, what its actions' size is called (for messages and files), and that size.
+  static constexpr const char* name = "diagonal_gaussian";
   static constexpr const char* size_name = "action_dim";
+  static constexpr std::size_t size_of(std::size_t policy_dim) noexcept { return policy_dim / 2; }
   /// k = policy_dim / 2.
   static constexpr std::size_t action_dim(std::size_t policy_dim) noexcept { return policy_dim / 2; }
   /// Throws std::invalid_argument naming `who` if A cannot hold actions of k entries.

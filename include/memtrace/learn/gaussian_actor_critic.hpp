@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstddef>
 #include <initializer_list>
+#include <map>
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "memtrace/concepts.hpp"
@@ -74,6 +76,23 @@ class GaussianActorCritic {
   [[nodiscard]] const Vector& log_std() const noexcept { return log_std_; }
   [[nodiscard]] std::size_t input_dim() const noexcept { return actor_.input_dim(); }
   [[nodiscard]] std::size_t action_dim() const noexcept { return actor_.output_dim(); }
+  /// The weights by name for a weights file (learn/ppo_weights.hpp): actor.l.weight, actor.l.bias,
+  /// ..., critic's, then log_std [k]; and its metadata (activation, hidden sizes).
+  template <class Visit>
+  void named_blocks(Visit&& visit) {
+    actor_.named_blocks("actor", visit);
+    critic_.named_blocks("critic", visit);
+    visit(std::string("log_std"), log_std_);
+  }
+  template <class Visit>
+  void named_blocks(Visit&& visit) const {
+    actor_.named_blocks("actor", visit);
+    critic_.named_blocks("critic", visit);
+    visit(std::string("log_std"), log_std_);
+  }
+  [[nodiscard]] std::map<std::string, std::string> weights_metadata() const {
+    return {{"activation", "tanh"}, {"hidden", actor_.hidden_text()}};
+  }
   [[nodiscard]] std::size_t num_parameters() const noexcept {
     return actor_.num_parameters() + critic_.num_parameters() + action_dim();
   }

@@ -200,6 +200,28 @@ class Mlp {
   [[nodiscard]] ConstVectorMap bias(std::size_t layer) const {
     return bias_view<ConstVectorMap>(params_.data(), "bias", layer);
   }
+  /// Calls visit(prefix + ".l.weight", W_l) and visit(prefix + ".l.bias", b_l) for every layer l,
+  /// PyTorch's names for an nn.Linear stack (a weights file's tensors, learn/ppo_weights.hpp).
+  template <class Visit>
+  void named_blocks(const std::string& prefix, Visit&& visit) {
+    for (std::size_t l = 0; l < num_layers(); ++l) {
+      visit(prefix + "." + std::to_string(l) + ".weight", weights(l));
+      visit(prefix + "." + std::to_string(l) + ".bias", bias(l));
+    }
+  }
+  template <class Visit>
+  void named_blocks(const std::string& prefix, Visit&& visit) const {
+    for (std::size_t l = 0; l < num_layers(); ++l) {
+      visit(prefix + "." + std::to_string(l) + ".weight", weights(l));
+      visit(prefix + "." + std::to_string(l) + ".bias", bias(l));
+    }
+  }
+  /// Its hidden sizes, "64,64" ("" for none): a weights file's metadata.
+  [[nodiscard]] std::string hidden_text() const {
+    std::string out;
+    for (std::size_t l = 1; l + 1 < sizes_.size(); ++l) out += (out.empty() ? "" : ",") + std::to_string(sizes_[l]);
+    return out;
+  }
   /// dL/dW_l and dL/db_l of the last backward.
   [[nodiscard]] MatrixMap weight_gradient(std::size_t layer) {
     return weight_view<MatrixMap>(grads_.data(), "weight_gradient", layer);

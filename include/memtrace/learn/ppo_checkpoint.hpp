@@ -106,129 +106,136 @@ struct PpoStateAccess {
   }
 };
 
+/// A PPO agent's state, for save_state and load_state (checkpoint.hpp): the agent is Checkpointable
+/// like every environment and memory.
+template <class Phi, class Scalar, class Network>
+struct CheckpointState<Ppo<Phi, Scalar, Network>> {
+  /// Appends the agent's state to `file`, every tensor named `prefix` + (F32 for a float agent, F64
+  /// for double; counters U64):
+  ///   parameters.B           the network's parameter block B (B = 0, 1, ...), flat;
+  ///   adam.first_moment, adam.second_moment, adam.count   the optimiser;
+  ///   generator              the agent's Xoshiro256StarStar (4 words);
+  ///   updates, total_updates the update count and the schedule's horizon;
+  ///   normalizer.count, normalizer.mean, normalizer.squared_deviations, normalizer.frozen
+  ///                          with options().normalize_features;
+  /// and the metadata entry `prefix` + "options" (every option, detail::ppo_options_text). Not in
+  /// it: the statistics of the last update (last_stats(), a report) and any buffer (an update
+  /// empties the buffer it learned from: checkpoint between updates).
+  static void save(TensorFile& file, const std::string& prefix, const Ppo<Phi, Scalar, Network>& agent) {
+    using Access = detail::PpoStateAccess;
+    const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
+    for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
+      const auto block = detail::parameter_block(parameters, b);
+      detail::put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
+                                {block.begin(), block.end()});
+    }
+    const auto& adam = Access::adam(agent);
+    file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
+    file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
+    detail::put_integers(file, prefix + "adam.count", {}, {adam.count()});
+    save_state(file, prefix, Access::generator(agent));
+    detail::put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
+    detail::put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
+    if (agent.options().normalize_features) {
+      const FeatureNormalizer& n = agent.normalizer();
+      detail::put_integers(file, prefix + "normalizer.count", {}, {n.count()});
+      file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
+      file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
+      detail::put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
+    }
+    file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
+  }
+
+  /// Restores a state save wrote into an agent of the same options, network shape and
+  /// features: afterwards it acts and learns exactly as the saved agent would have. Throws
+  /// std::invalid_argument starting "load_state: " for options that differ (naming the first),
+  /// a missing tensor, one of another dtype or shape, non-finite values, a negative second moment, an
+  /// all-zero generator, counters that do not fit each other (Adam's steps are updates x epochs x
+  /// minibatches; the horizon's steps must not overflow) or normaliser statistics FeatureNormalizer
+  /// refuses; every check runs before anything changes, so a refused file changes nothing.
+  static void load(const TensorFile& file, const std::string& prefix, Ppo<Phi, Scalar, Network>& agent) {
+    const PpoOptions& o = agent.options();
+    const auto parameters = agent.networks().parameters();
+    const std::size_t blocks = detail::parameter_block_count(parameters);
+    std::vector<const std::vector<double>*> saved(blocks);
+    DefaultGenerator gen;
+    FeatureNormalizer normalizer;
+    const std::vector<double>*m = nullptr, *v = nullptr;
+    std::uint64_t adam_count = 0, updates = 0, horizon = 0;
+    try {
+      const auto options = file.metadata.find(prefix + "options");
+      if (options == file.metadata.end()) detail::invalid("the file has no metadata \"", prefix, "options\"");
+      const std::string mine = detail::ppo_options_text(o);
+      if (options->second != mine)
+        detail::invalid("the saved agent's options differ: ", detail::first_difference(options->second, mine));
+      std::size_t total = 0;
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t size = detail::parameter_block(parameters, b).size();
+        saved[b] = &detail::state_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {size});
+        total += size;
+      }
+      if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
+        detail::invalid("the file has more parameter blocks than the agent's network (", blocks, ")");
+      m = &detail::state_reals<Scalar>(file, prefix + "adam.first_moment", {total});
+      v = &detail::state_reals<Scalar>(file, prefix + "adam.second_moment", {total});
+      adam_count = detail::state_integer(file, prefix + "adam.count");
+      load_state(file, prefix, gen);
+      updates = detail::state_integer(file, prefix + "updates");
+      horizon = detail::state_integer(file, prefix + "total_updates");
+      const std::size_t steps = o.epochs * o.minibatches;  // the agent checked that it does not overflow
+      if (updates > std::numeric_limits<std::uint64_t>::max() / steps || adam_count != updates * steps)
+        detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps do not fit ", updates, " updates of ", steps);
+      if (horizon > std::numeric_limits<std::uint64_t>::max() / steps)
+        detail::invalid(prefix, "total_updates: ", horizon, " updates of ", steps, " Adam steps overflow");
+      if (o.normalize_features) {
+        const auto d = agent.input_dim();
+        const std::uint64_t count = detail::state_integer(file, prefix + "normalizer.count");
+        const auto& mean = detail::state_reals(file, prefix + "normalizer.mean", {d});
+        const auto& m2 = detail::state_reals(file, prefix + "normalizer.squared_deviations", {d});
+        normalizer = detail::restore_normalizer(count, mean, m2, o.normalizer);
+        if (detail::state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
+      }
+      // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
+      const auto as_vector = [](const std::vector<double>& x) {
+        return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
+      };
+      detail::PpoStateAccess::restore(agent, gen, static_cast<std::size_t>(updates), static_cast<std::size_t>(horizon),
+                                      as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count));
+    } catch (const std::invalid_argument& e) {
+      std::string_view why = e.what();
+      if (why.starts_with("load_state: ")) why.remove_prefix(12);  // the shared readers' own prefix
+      detail::invalid("load_state: ", why);
+    }
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const auto block = detail::parameter_block(parameters, b);
+      for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<Scalar>((*saved[b])[i]);
+    }
+    if (o.normalize_features) agent.set_normalizer(normalizer);
+  }
+};
 }  // namespace detail
 
-/// Appends the agent's state to `file`, every tensor named `prefix` + (F32 for a float agent, F64
-/// for double; counters U64):
-///   parameters.B           the network's parameter block B (B = 0, 1, ...), flat;
-///   adam.first_moment, adam.second_moment, adam.count   the optimiser;
-///   generator              the agent's Xoshiro256StarStar (4 words);
-///   updates, total_updates the update count and the schedule's horizon;
-///   normalizer.count, normalizer.mean, normalizer.squared_deviations, normalizer.frozen
-///                          with options().normalize_features;
-/// and the metadata entry `prefix` + "options" (every option, detail::ppo_options_text). Not in
-/// it: the statistics of the last update (last_stats(), a report) and any buffer (an update
-/// empties the buffer it learned from: checkpoint between updates).
-template <class Phi, class Scalar, class Network>
-void append_ppo_state(TensorFile& file, const Ppo<Phi, Scalar, Network>& agent, const std::string& prefix = "agent.") {
-  using Access = detail::PpoStateAccess;
-  const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
-  for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
-    const auto block = detail::parameter_block(parameters, b);
-    detail::put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
-                              {block.begin(), block.end()});
-  }
-  const auto& adam = Access::adam(agent);
-  file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
-  file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
-  detail::put_integers(file, prefix + "adam.count", {}, {adam.count()});
-  save_state(file, prefix, Access::generator(agent));
-  detail::put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
-  detail::put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
-  if (agent.options().normalize_features) {
-    const FeatureNormalizer& n = agent.normalizer();
-    detail::put_integers(file, prefix + "normalizer.count", {}, {n.count()});
-    file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
-    file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
-    detail::put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
-  }
-  file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
-}
-
-/// Restores a state append_ppo_state wrote into an agent of the same options, network shape and
-/// features: afterwards it acts and learns exactly as the saved agent would have. Throws
-/// std::invalid_argument starting "load_ppo_state: " for options that differ (naming the first),
-/// a missing tensor, one of another dtype or shape, non-finite values, a negative second moment, an
-/// all-zero generator, counters that do not fit each other (Adam's steps are updates x epochs x
-/// minibatches; the horizon's steps must not overflow) or normaliser statistics FeatureNormalizer
-/// refuses; every check runs before anything changes, so a refused file changes nothing.
-template <class Phi, class Scalar, class Network>
-void load_ppo_state(Ppo<Phi, Scalar, Network>& agent, const TensorFile& file, const std::string& prefix = "agent.") {
-  const PpoOptions& o = agent.options();
-  const auto parameters = agent.networks().parameters();
-  const std::size_t blocks = detail::parameter_block_count(parameters);
-  std::vector<const std::vector<double>*> saved(blocks);
-  DefaultGenerator gen;
-  FeatureNormalizer normalizer;
-  const std::vector<double>*m = nullptr, *v = nullptr;
-  std::uint64_t adam_count = 0, updates = 0, horizon = 0;
-  try {
-    const auto options = file.metadata.find(prefix + "options");
-    if (options == file.metadata.end()) detail::invalid("the file has no metadata \"", prefix, "options\"");
-    const std::string mine = detail::ppo_options_text(o);
-    if (options->second != mine)
-      detail::invalid("the saved agent's options differ: ", detail::first_difference(options->second, mine));
-    std::size_t total = 0;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t size = detail::parameter_block(parameters, b).size();
-      saved[b] = &detail::state_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {size});
-      total += size;
-    }
-    if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
-      detail::invalid("the file has more parameter blocks than the agent's network (", blocks, ")");
-    m = &detail::state_reals<Scalar>(file, prefix + "adam.first_moment", {total});
-    v = &detail::state_reals<Scalar>(file, prefix + "adam.second_moment", {total});
-    adam_count = detail::state_integer(file, prefix + "adam.count");
-    load_state(file, prefix, gen);
-    updates = detail::state_integer(file, prefix + "updates");
-    horizon = detail::state_integer(file, prefix + "total_updates");
-    const std::size_t steps = o.epochs * o.minibatches;  // the agent checked that it does not overflow
-    if (updates > std::numeric_limits<std::uint64_t>::max() / steps || adam_count != updates * steps)
-      detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps do not fit ", updates, " updates of ", steps);
-    if (horizon > std::numeric_limits<std::uint64_t>::max() / steps)
-      detail::invalid(prefix, "total_updates: ", horizon, " updates of ", steps, " Adam steps overflow");
-    if (o.normalize_features) {
-      const auto d = agent.input_dim();
-      const std::uint64_t count = detail::state_integer(file, prefix + "normalizer.count");
-      const auto& mean = detail::state_reals(file, prefix + "normalizer.mean", {d});
-      const auto& m2 = detail::state_reals(file, prefix + "normalizer.squared_deviations", {d});
-      normalizer = detail::restore_normalizer(count, mean, m2, o.normalizer);
-      if (detail::state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
-    }
-    // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
-    const auto as_vector = [](const std::vector<double>& x) {
-      return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
-    };
-    detail::PpoStateAccess::restore(agent, gen, static_cast<std::size_t>(updates), static_cast<std::size_t>(horizon),
-                                    as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count));
-  } catch (const std::invalid_argument& e) {
-    std::string_view why = e.what();
-    if (why.starts_with("load_state: ")) why.remove_prefix(12);  // the shared readers' own prefix
-    detail::invalid("load_ppo_state: ", why);
-  }
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const auto block = detail::parameter_block(parameters, b);
-    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<Scalar>((*saved[b])[i]);
-  }
-  if (o.normalize_features) agent.set_normalizer(normalizer);
-}
-
-/// The agent's state (append_ppo_state) written to `path` as a checkpoint of format
+/// The agent's state (save_state under "agent.") written to `path` as a checkpoint of format
 /// ppo_checkpoint_format (write_checkpoint: atomically, with a checksum, the version and the
 /// instruction set).
 template <class Phi, class Scalar, class Network>
 void save_ppo_checkpoint(const std::filesystem::path& path, const Ppo<Phi, Scalar, Network>& agent) {
   TensorFile file;
-  append_ppo_state(file, agent);
+  save_state(file, "agent.", agent);
   write_checkpoint(path, file, ppo_checkpoint_format);
 }
 
-/// Restores the agent from the checkpoint at `path` (read_checkpoint, then load_ppo_state): a
-/// damaged file, or one of another version, instruction set or options, is refused and changes
-/// nothing.
+/// Restores the agent from the checkpoint at `path` (read_checkpoint, then load_state under
+/// "agent."): a damaged file, or one of another version, instruction set or options, is refused
+/// with std::invalid_argument naming the file, and changes nothing.
 template <class Phi, class Scalar, class Network>
-void load_ppo_checkpoint(Ppo<Phi, Scalar, Network>& agent, const std::filesystem::path& path) {
-  load_ppo_state(agent, read_checkpoint(path, ppo_checkpoint_format));
+void load_ppo_checkpoint(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent) {
+  const TensorFile file = read_checkpoint(path, ppo_checkpoint_format);
+  try {
+    load_state(file, "agent.", agent);
+  } catch (const std::invalid_argument& e) {
+    detail::invalid("load_ppo_checkpoint: ", path.string(), ": ", e.what());
+  }
 }
 
 }  // namespace memtrace

@@ -1,7 +1,8 @@
 #pragma once
-// A PPO agent's weights as named tensors (safetensors.hpp): the actor's and the critic's layers
-// under PyTorch's names (actor.0.weight of shape [out, in], actor.0.bias, ...) and, for an agent
-// that normalises its features, the normaliser's statistics; so that Python (NumPy alone, PyTorch,
+// A PPO agent's weights as named tensors (safetensors.hpp): the network's named blocks (the default
+// networks: the actor's and the critic's layers under PyTorch's names, actor.0.weight of shape
+// [out, in], actor.0.bias, ..., and a Gaussian's log_std) and, for an agent that normalises its
+// features, the normaliser's statistics; so that Python (NumPy alone, PyTorch,
 // JAX) can run the trained policy, and memtrace can load it back to evaluate it or train on from
 // it. Not the optimiser's state: that is a checkpoint's. Opt-in. See docs/control.md ("Weights
 // Python reads").
@@ -14,6 +15,8 @@
 #include <limits>
 #include <string>
 #include <system_error>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "memtrace/learn/feature_normalizer.hpp"
@@ -29,22 +32,20 @@ inline constexpr const char* ppo_weights_format = "memtrace.ppo_weights.1";
 
 namespace detail {
 
-template <class Scalar>
-void append_mlp_tensors(TensorFile& file, const std::string& prefix, const Mlp<Scalar>& net) {
-  for (std::size_t l = 0; l < net.num_layers(); ++l) {
-    file.tensors.push_back(to_tensor(prefix + "." + std::to_string(l) + ".weight", net.weights(l)));
-    file.tensors.push_back(to_tensor(prefix + "." + std::to_string(l) + ".bias", net.bias(l)));
-  }
-}
+/// Calls nothing: what a network's named_blocks must accept (NamedWeights).
+struct NamedBlockProbe {
+  template <class M>
+  void operator()(const std::string& /*name*/, M&& /*block*/) const noexcept {}
+};
 
-template <class Scalar>
-void check_mlp_tensors(const TensorFile& file, const std::string& prefix, const Mlp<Scalar>& net) {
-  const TensorDtype dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
-  for (std::size_t l = 0; l < net.num_layers(); ++l) {
-    const std::size_t in = net.sizes()[l], out = net.sizes()[l + 1];
-    (void)expected_tensor("load_ppo_weights", file, prefix + "." + std::to_string(l) + ".weight", dtype, {out, in});
-    (void)expected_tensor("load_ppo_weights", file, prefix + "." + std::to_string(l) + ".bias", dtype, {out});
-  }
+/// The tensor shape of an Eigen block: {rows} for a vector known as one at compile time (a bias),
+/// {rows, cols} otherwise (to_tensor's).
+template <class M>
+[[nodiscard]] std::vector<std::size_t> block_shape(const M& m) {
+  if constexpr (std::remove_cvref_t<M>::ColsAtCompileTime == 1)
+    return {static_cast<std::size_t>(m.rows())};
+  else
+    return {static_cast<std::size_t>(m.rows()), static_cast<std::size_t>(m.cols())};
 }
 
 // The number a metadata entry of `file` holds, or NaN if it has none or it is not a number.
@@ -55,14 +56,6 @@ void check_mlp_tensors(const TensorFile& file, const std::string& prefix, const 
   const char* end = it->second.data() + it->second.size();
   const auto parsed = std::from_chars(it->second.data(), end, x);
   return parsed.ec == std::errc() && parsed.ptr == end ? x : std::numeric_limits<double>::quiet_NaN();
-}
-
-template <class Scalar>
-void copy_mlp_tensors(const TensorFile& file, const std::string& prefix, Mlp<Scalar>& net) {
-  for (std::size_t l = 0; l < net.num_layers(); ++l) {
-    copy_tensor(file.at(prefix + "." + std::to_string(l) + ".weight"), net.weights(l));
-    copy_tensor(file.at(prefix + "." + std::to_string(l) + ".bias"), net.bias(l));
-  }
 }
 
 /// A normaliser from saved statistics (FeatureNormalizer's constructor from them), for the
@@ -77,26 +70,43 @@ void copy_mlp_tensors(const TensorFile& file, const std::string& prefix, Mlp<Sca
 
 }  // namespace detail
 
-/// The agent's weights: tensors actor.L.weight ([out, in]) and actor.L.bias ([out]) for each layer
-/// L, the same for critic (in the agent's Scalar: F32 for float), and with
+/// A network whose weights a weights file can hold: named_blocks(visit) calls visit(name, block)
+/// for every block of weights (an Eigen matrix or vector, mutable in the non-const overload), under
+/// the names the file gives them; the default networks do (ActorCritic, GaussianActorCritic).
+/// Optional: weights_metadata(), entries for the file's metadata (activation, hidden sizes).
+template <class N>
+concept NamedWeights = requires(N& net, const N& cnet) {
+  net.named_blocks(detail::NamedBlockProbe{});
+  cnet.named_blocks(detail::NamedBlockProbe{});
+};
+
+/// The agent's weights: the network's named blocks (NamedWeights: for the default networks
+/// actor.L.weight [out, in] and actor.L.bias [out] for each layer L, the same for critic, and for
+/// GaussianActorCritic log_std [k]), in the agent's Scalar (F32 for float), and with
 /// options().normalize_features the normaliser's statistics in F64: normalizer.count (a scalar),
 /// normalizer.mean, normalizer.squared_deviations and normalizer.variance (their quotient, 1 before
 /// the first update: what a Python forward pass needs). Metadata: format (ppo_weights_format),
-/// memtrace_version, activation ("tanh"), input_dim, num_actions, hidden (e.g. "64,64"), and with
-/// normalisation normalizer_epsilon and normalizer_clip (the digits that read back to the same double).
-template <class Phi, class Scalar>
-[[nodiscard]] TensorFile ppo_weights(const Ppo<Phi, Scalar>& agent) {
+/// memtrace_version, input_dim, policy_distribution (categorical or diagonal_gaussian), num_actions
+/// or action_dim, the network's weights_metadata() (the default networks: activation "tanh" and
+/// hidden, e.g. "64,64"), and with normalisation normalizer_epsilon and normalizer_clip (the
+/// digits that read back to the same double).
+template <class Phi, class Scalar, class Network>
+[[nodiscard]] TensorFile ppo_weights(const Ppo<Phi, Scalar, Network>& agent) {
+  static_assert(NamedWeights<Network>,
+                "ppo_weights: the network must name its weights: a member named_blocks(visit) that calls visit(name, "
+                "block) for every Eigen block of weights, const and not (docs/control.md, \"Weights Python reads\")");
+  using D = typename Ppo<Phi, Scalar, Network>::distribution_type;
   TensorFile file;
-  detail::append_mlp_tensors(file, "actor", agent.actor());
-  detail::append_mlp_tensors(file, "critic", agent.critic());
-  std::string hidden;
-  for (const std::size_t h : agent.options().hidden_sizes) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+  agent.networks().named_blocks(
+      [&](const std::string& name, const auto& block) { file.tensors.push_back(to_tensor(name, block)); });
+  const auto policy_dim = static_cast<std::size_t>(agent.networks().policy_dim());
   file.metadata = {{"format", ppo_weights_format},
                    {"memtrace_version", std::string(version_string)},
-                   {"activation", "tanh"},
                    {"input_dim", std::to_string(agent.input_dim())},
-                   {"num_actions", std::to_string(agent.num_actions())},
-                   {"hidden", hidden}};
+                   {"policy_distribution", D::name},
+                   {D::size_name, std::to_string(D::size_of(policy_dim))}};
+  if constexpr (requires { agent.networks().weights_metadata(); })
+    for (const auto& [key, value] : agent.networks().weights_metadata()) file.metadata.emplace(key, value);
   if (agent.options().normalize_features) {
     const FeatureNormalizer& n = agent.normalizer();
     if (n.count() > (std::size_t{1} << 53))
@@ -115,17 +125,25 @@ template <class Phi, class Scalar>
 /// hidden sizes, Scalar) and normalisation: the networks, and the normaliser's statistics (not
 /// frozen; normalizer.variance is not read). The optimiser is left as it is: on a fresh agent,
 /// training goes on with a fresh optimiser. Throws std::invalid_argument starting
-/// "load_ppo_weights: " for another format, a missing tensor, one of another dtype or shape, or a
-/// normalisation that differs (its presence or its options); every check runs before anything is
-/// changed, so a refused file changes nothing.
-template <class Phi, class Scalar>
-void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
+/// "load_ppo_weights: " for another format or policy distribution, a missing tensor, one of another dtype or shape, or
+/// a normalisation that differs (its presence or its options); every check runs before anything is changed, so a
+/// refused file changes nothing.
+template <class Phi, class Scalar, class Network>
+void load_ppo_weights(const TensorFile& file, Ppo<Phi, Scalar, Network>& agent) {
+  static_assert(NamedWeights<Network>, "load_ppo_weights: the network must name its weights (named_blocks)");
   const auto format = file.metadata.find("format");
   if (format == file.metadata.end() || format->second != ppo_weights_format)
     detail::invalid("load_ppo_weights: the file is not of format ", ppo_weights_format, " (its metadata says \"",
                     format == file.metadata.end() ? std::string("no format") : format->second, "\")");
-  detail::check_mlp_tensors(file, "actor", agent.actor());
-  detail::check_mlp_tensors(file, "critic", agent.critic());
+  using D = typename Ppo<Phi, Scalar, Network>::distribution_type;
+  // 0.3's files say nothing of their distribution: they were categorical.
+  const auto distribution = file.metadata.find("policy_distribution");
+  const std::string theirs = distribution == file.metadata.end() ? "categorical" : distribution->second;
+  if (theirs != D::name) detail::invalid("load_ppo_weights: the file's policy is ", theirs, ", this agent's ", D::name);
+  const TensorDtype dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
+  std::as_const(agent.networks()).named_blocks([&](const std::string& name, const auto& block) {
+    (void)detail::expected_tensor("load_ppo_weights", file, name, dtype, detail::block_shape(block));
+  });
   const bool normalized = file.metadata.contains("normalizer_epsilon");
   if (normalized != agent.options().normalize_features)
     detail::invalid("load_ppo_weights: the file's agent ", normalized ? "normalises" : "does not normalise",
@@ -160,21 +178,28 @@ void load_ppo_weights(Ppo<Phi, Scalar>& agent, const TensorFile& file) {
       detail::invalid("load_ppo_weights: ", e.what());
     }
   }
-  detail::copy_mlp_tensors(file, "actor", agent.actor());
-  detail::copy_mlp_tensors(file, "critic", agent.critic());
+  agent.networks().named_blocks([&](const std::string& name, auto&& block) { copy_tensor(file.at(name), block); });
   if (normalized) agent.set_normalizer(normalizer);
 }
 
 /// ppo_weights written to `path` (write_safetensors: atomically).
-template <class Phi, class Scalar>
-void save_ppo_weights(const std::filesystem::path& path, const Ppo<Phi, Scalar>& agent) {
+template <class Phi, class Scalar, class Network>
+void save_ppo_weights(const std::filesystem::path& path, const Ppo<Phi, Scalar, Network>& agent) {
   write_safetensors(path, ppo_weights(agent));
 }
 
-/// load_ppo_weights from the file at `path` (read_safetensors).
-template <class Phi, class Scalar>
-void load_ppo_weights(Ppo<Phi, Scalar>& agent, const std::filesystem::path& path) {
-  load_ppo_weights(agent, read_safetensors(path));
+/// load_ppo_weights from the file at `path` (read_safetensors); its refusals start
+/// "load_ppo_weights: PATH: ".
+template <class Phi, class Scalar, class Network>
+void load_ppo_weights(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent) {
+  const TensorFile file = read_safetensors(path);
+  try {
+    load_ppo_weights(file, agent);
+  } catch (const std::invalid_argument& e) {
+    std::string_view why = e.what();
+    if (why.starts_with("load_ppo_weights: ")) why.remove_prefix(18);
+    detail::invalid("load_ppo_weights: ", path.string(), ": ", why);
+  }
 }
 
 }  // namespace memtrace

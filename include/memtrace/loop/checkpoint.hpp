@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -296,7 +297,7 @@ constexpr void require_checkpointable() {
 inline constexpr std::string_view ppo_run_format = "memtrace.ppo_run.1";
 
 /// Writes a checkpoint of a whole PPO training run to `path` (write_checkpoint: atomically, with a
-/// checksum, the version and the instruction set): the agent (append_ppo_state, under "agent."),
+/// checksum, the version and the instruction set): the agent (save_state under "agent."),
 /// the rollout (under "rollout.": every environment, memory and generator, and the episodes in
 /// flight) and, if given, the learning curve (under "curve."); `metadata` adds entries of the
 /// caller's (e.g. the program's own counters). Call it between updates (train's on_update).
@@ -310,7 +311,7 @@ void save_ppo_run(const std::filesystem::path& path, const Ppo<Phi, Scalar, Netw
       detail::invalid("save_ppo_run: metadata key \"", key, "\" is the agent's (keys starting agent. are reserved)");
   TensorFile file;
   file.metadata = metadata;
-  append_ppo_state(file, agent);
+  save_state(file, "agent.", agent);
   save_state(file, "rollout.", rollout);
   if (curve != nullptr) save_state(file, "curve.", *curve);
   write_checkpoint(path, file, ppo_run_format);
@@ -319,9 +320,9 @@ void save_ppo_run(const std::filesystem::path& path, const Ppo<Phi, Scalar, Netw
 /// Restores a run saved by save_ppo_run into an agent, a rollout and (if given; the file must then
 /// hold one) a curve built as the saved ones were (same options, environments, memories, budget):
 /// training on from here ends exactly as the saved run would have. All or nothing: the parts are
-/// loaded into copies and assigned only when every one is accepted; a refusal (read_checkpoint's,
-/// load_ppo_state's, load_state's) changes nothing. Returns the file's metadata (the caller's
-/// entries, e.g. its counters).
+/// loaded into copies and assigned only when every one is accepted; a refusal (read_checkpoint's, or
+/// load_state's as std::invalid_argument starting "load_ppo_run: PATH: ") changes nothing. Returns
+/// the file's metadata (the caller's entries, e.g. its counters).
 template <class Phi, class Scalar, class Network, class Env, class M, class G>
 std::map<std::string, std::string> load_ppo_run(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent,
                                                 Rollout<Env, M, G>& rollout, LearningCurve* curve = nullptr) {
@@ -329,13 +330,16 @@ std::map<std::string, std::string> load_ppo_run(const std::filesystem::path& pat
   const TensorFile file = read_checkpoint(path, ppo_run_format);
   Ppo<Phi, Scalar, Network> agent_copy = agent;
   Rollout<Env, M, G> rollout_copy = rollout;
-  load_ppo_state(agent_copy, file);
-  load_state(file, "rollout.", rollout_copy);
-  if (curve != nullptr) {
-    LearningCurve curve_copy = *curve;
-    load_state(file, "curve.", curve_copy);
-    *curve = std::move(curve_copy);
+  std::optional<LearningCurve> curve_copy;
+  if (curve != nullptr) curve_copy = *curve;
+  try {
+    load_state(file, "agent.", agent_copy);
+    load_state(file, "rollout.", rollout_copy);
+    if (curve_copy) load_state(file, "curve.", *curve_copy);
+  } catch (const std::invalid_argument& e) {
+    detail::invalid("load_ppo_run: ", path.string(), ": ", e.what());
   }
+  if (curve_copy) *curve = std::move(*curve_copy);
   agent = std::move(agent_copy);
   rollout = std::move(rollout_copy);
   std::map<std::string, std::string> metadata = file.metadata;
