@@ -96,6 +96,43 @@ inline void add_flags(Fnv1a& h, const std::vector<bool>& v) {
   return out;
 }
 
+/// Refuses an entry of `values` (of the U64 tensor `name`) not below `bound`; `what` says what
+/// the entries are.
+inline void check_below(const std::string& name, std::span<const std::uint64_t> values, std::uint64_t bound,
+                        const char* what) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] >= bound)
+      invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", out of range [0, ", bound, ") (", what, ")");
+}
+
+/// Refuses the value of the U64 scalar `name` if it is not below `bound`; `what` says what it is.
+inline void check_below(const std::string& name, std::uint64_t value, std::uint64_t bound, const char* what) {
+  if (value >= bound) invalid("load_state: ", name, ": ", value, " is out of range [0, ", bound, ") (", what, ")");
+}
+
+/// What a flag may be, in the refusals of state_flag and check_flags.
+inline constexpr const char* flag_text = "a flag: 0 or 1";
+
+/// Refuses an entry of `values` (of the U64 tensor `name`, flags) other than 0 or 1.
+inline void check_flags(const std::string& name, std::span<const std::uint64_t> values) {
+  check_below(name, values, 2, flag_text);
+}
+
+/// "a = 1, b = 2": `values` named by `names`, for check_parameters.
+template <class T>
+[[nodiscard]] std::string named_values(const std::vector<const char*>& names, const std::vector<T>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
+    out += message(i == 0 ? "" : ", ", names[i], " = ", values[i]);
+  return out;
+}
+
+}  // namespace detail
+
+// The pieces of every state, public so that a type of your own is checkpointed as memtrace's are
+// (docs/control.md, "Checkpoints of your own types"): a tensor written, a tensor read back checked
+// (refusals "load_state: NAME: ..."), and a state of other parameters refused.
+
 /// The dtype of reals of the scalar `Scalar` (float F32, double F64), so that they are restored bit for bit.
 template <class Scalar>
 requires std::same_as<Scalar, float> || std::same_as<Scalar, double>
@@ -116,7 +153,7 @@ void put_reals(TensorFile& file, std::string name, std::vector<std::size_t> shap
 /// The integers of the U64 tensor `name` of `shape`; refused if it is missing or other.
 [[nodiscard]] inline const std::vector<std::uint64_t>& state_integers(const TensorFile& file, const std::string& name,
                                                                       const std::vector<std::size_t>& shape) {
-  return expected_tensor("load_state", file, name, TensorDtype::u64, shape).integers;
+  return detail::expected_tensor("load_state", file, name, TensorDtype::u64, shape).integers;
 }
 
 /// The U64 scalar (shape []) `name`.
@@ -124,39 +161,17 @@ void put_reals(TensorFile& file, std::string name, std::vector<std::size_t> shap
   return state_integers(file, name, {})[0];
 }
 
-/// Refuses an entry of `values` (of the U64 tensor `name`) not below `bound`; `what` says what
-/// the entries are.
-inline void check_below(const std::string& name, std::span<const std::uint64_t> values, std::uint64_t bound,
-                        const char* what) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (values[i] >= bound)
-      invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", out of range [0, ", bound, ") (", what, ")");
-}
-
-/// Refuses the value of the U64 scalar `name` if it is not below `bound`; `what` says what it is.
-inline void check_below(const std::string& name, std::uint64_t value, std::uint64_t bound, const char* what) {
-  if (value >= bound) invalid("load_state: ", name, ": ", value, " is out of range [0, ", bound, ") (", what, ")");
-}
-
 /// The U64 scalar `name`, refused unless below `bound` (check_below).
 [[nodiscard]] inline std::uint64_t state_integer_below(const TensorFile& file, const std::string& name,
                                                        std::uint64_t bound, const char* what) {
   const std::uint64_t value = state_integer(file, name);
-  check_below(name, value, bound, what);
+  detail::check_below(name, value, bound, what);
   return value;
 }
 
-/// What a flag may be, in the refusals of state_flag and check_flags.
-inline constexpr const char* flag_text = "a flag: 0 or 1";
-
 /// The U64 scalar `name` as a flag: 0 or 1, anything else refused.
 [[nodiscard]] inline bool state_flag(const TensorFile& file, const std::string& name) {
-  return state_integer_below(file, name, 2, flag_text) == 1;
-}
-
-/// Refuses an entry of `values` (of the U64 tensor `name`, flags) other than 0 or 1.
-inline void check_flags(const std::string& name, std::span<const std::uint64_t> values) {
-  check_below(name, values, 2, flag_text);
+  return state_integer_below(file, name, 2, detail::flag_text) == 1;
 }
 
 /// The values of the real tensor `name` of `shape`, in Scalar's dtype (state_dtype): finite unless
@@ -166,26 +181,17 @@ template <class Scalar = double>
 [[nodiscard]] const std::vector<double>& state_reals(const TensorFile& file, const std::string& name,
                                                      const std::vector<std::size_t>& shape, bool finite = true) {
   const std::vector<double>& values =
-      expected_tensor("load_state", file, name, state_dtype<Scalar>, shape, finite).values;
+      detail::expected_tensor("load_state", file, name, state_dtype<Scalar>, shape, finite).values;
   if constexpr (std::same_as<Scalar, float>)
     for (std::size_t i = 0; i < values.size(); ++i)
       if (std::isfinite(values[i]) && !(std::abs(values[i]) <= static_cast<double>(std::numeric_limits<float>::max())))
-        invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", which a float does not hold");
+        detail::invalid("load_state: ", name, ": entry ", i, " is ", values[i], ", which a float does not hold");
   return values;
 }
 
 /// The numbers of a state's tensors: U64 or F64.
 template <class T>
 concept StateNumber = std::same_as<T, std::uint64_t> || std::same_as<T, double>;
-
-/// "a = 1, b = 2": `values` named by `names`, for check_parameters.
-template <class T>
-[[nodiscard]] std::string named_values(const std::vector<const char*>& names, const std::vector<T>& values) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
-    out += message(i == 0 ? "" : ", ", names[i], " = ", values[i]);
-  return out;
-}
 
 /// Refuses a state whose parameters, the U64 or F64 tensor `name` [mine.size()], differ from
 /// `mine`, the object's own: a state means nothing in an object of other parameters. The message,
@@ -200,7 +206,7 @@ void check_parameters(const TensorFile& file, const std::string& name, std::stri
   else
     saved = &state_reals(file, name, {mine.size()}, /*finite=*/false);
   if (*saved != mine)
-    invalid("load_state: ", name, ": the state was saved from ", type, " with ", describe(*saved), "; this one has ",
+    detail::invalid("load_state: ", name, ": the state was saved from ", type, " with ", describe(*saved), "; this one has ",
             describe(mine));
 }
 
@@ -208,8 +214,10 @@ void check_parameters(const TensorFile& file, const std::string& name, std::stri
 template <StateNumber T>
 void check_parameters(const TensorFile& file, const std::string& name, std::string_view type,
                       const std::vector<const char*>& names, const std::vector<T>& mine) {
-  check_parameters(file, name, type, mine, [&names](const std::vector<T>& v) { return named_values(names, v); });
+  check_parameters(file, name, type, mine, [&names](const std::vector<T>& v) { return detail::named_values(names, v); });
 }
+
+namespace detail {
 
 /// Refuses a state whose fingerprint, the U64 scalar `name` (Fnv1a of what the object is built
 /// from), differs from `mine`: "the state was saved from TYPE of OTHER" (e.g. "another process").

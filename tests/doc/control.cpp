@@ -1,11 +1,13 @@
 // The fragments of docs/control.md, compiled and run by ctest (docs/design.md, "Doc snippets are
 // compiled"). The PPO run of the page takes 20.48 M steps: it is compiled, and run only with
 // --ppo.
+#include <memtrace/checkpoint.hpp>
 #include <memtrace/env/checkpoint.hpp>
 #include <memtrace/env/minigrid_tmaze.hpp>
 #include <memtrace/env/pendulum.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/td.hpp>
+#include <memtrace/loop/checkpoint.hpp>
 #include <memtrace/loop/learning_curve.hpp>
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/loop/ppo_run.hpp>
@@ -14,11 +16,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +40,55 @@ struct Network {  // a BatchPolicy: all environments at once
 };
 static_assert(Policy<Greedy, Eigen::VectorXf> && !BatchPolicy<Greedy, Eigen::VectorXf>);
 static_assert(BatchPolicy<Network, Eigen::VectorXf>);
+
+namespace car {
+// A MountainCar-like task of your own with its velocity hidden: the car sees its position only.
+struct MountainCar {
+  using action_type = Eigen::Matrix<double, 1, 1>;  // the force, in [-1, 1]
+  using observation_type = Eigen::Matrix<float, 1, 1>;
+  double power = 0.0015;                   // a parameter: a state of another power is refused
+  double position = -0.5, velocity = 0.0;  // the state
+  std::size_t steps = 0;
+
+  template <class G>
+  observation_type reset(G& gen) {
+    position = -0.6 + 0.2 * memtrace::uniform_real(gen);
+    velocity = 0.0;
+    steps = 0;
+    return observation_type(static_cast<float>(position));
+  }
+  template <class G>
+  memtrace::TimeStep<observation_type> step(const action_type& force, G&) {
+    velocity = std::clamp(velocity + force[0] * power - 0.0025 * std::cos(3 * position), -0.07, 0.07);
+    position = std::clamp(position + velocity, -1.2, 0.6);
+    const bool goal = position >= 0.45;
+    return {observation_type(static_cast<float>(position)), (goal ? 100.0 : 0.0) - 0.1 * force[0] * force[0], goal,
+            ++steps == 999 && !goal};
+  }
+  action_type action_low() const { return action_type(-1.0); }
+  action_type action_high() const { return action_type(1.0); }
+};
+
+// Its state, with the functions memtrace's own environments use: found by argument-dependent
+// lookup, they make MountainCar Checkpointable, and a run of it resumable (save_ppo_run).
+void save_state(memtrace::TensorFile& file, const std::string& prefix, const MountainCar& car) {
+  memtrace::put_reals(file, prefix + "power", {1}, {car.power});
+  memtrace::put_reals(file, prefix + "state", {2}, {car.position, car.velocity});
+  memtrace::put_integers(file, prefix + "steps", {}, {car.steps});
+}
+void load_state(const memtrace::TensorFile& file, const std::string& prefix, MountainCar& car) {
+  // Every check before any change: a refused state leaves the car as it was.
+  memtrace::check_parameters<double>(file, prefix + "power", "a MountainCar", {"power"}, {car.power});
+  const std::vector<double>& state = memtrace::state_reals(file, prefix + "state", {2});
+  const std::uint64_t steps = memtrace::state_integer_below(file, prefix + "steps", 999, "below the time limit");
+  if (!(std::abs(state[1]) <= 0.07))
+    throw std::invalid_argument("load_state: " + prefix + "state: the velocity must be in [-0.07, 0.07]");
+  car.position = state[0];
+  car.velocity = state[1];
+  car.steps = static_cast<std::size_t>(steps);
+}
+}  // namespace car
+static_assert(Checkpointable<car::MountainCar> && ContinuousActions<car::MountainCar, DefaultGenerator>);
 
 namespace {
 
@@ -245,12 +299,50 @@ bool training_run() {
               whole && resumed && *whole == *resumed);
   return whole && whole->size() == 8 && stopped && resumed && *resumed == *whole && removed;
 }
+/// A run on your own environment is resumable: its checkpoint holds the cars' states.
+bool own_checkpoint() {
+  using Trace = TraceBank<dynamic, float>;
+  const auto make = [](double power) {
+    std::vector<DefaultGenerator> gens;
+    for (std::size_t i = 0; i < 4; ++i) gens.push_back(make_stream(2, i));
+    return Rollout(std::vector<car::MountainCar>(4, car::MountainCar{.power = power}),
+                   std::vector<Trace>(4, Trace({0.0, 0.9}, 1)), std::move(gens));
+  };
+  PpoOptions options;
+  options.n_envs = 4;
+  options.n_steps = 32;
+  options.minibatches = 4;
+  using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+  Agent agent(2, 1, options, 2);
+  auto rollout = make(0.0015);
+  train(agent, rollout, 4 * 32 * 2);
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("control_car_" + std::to_string(::getpid()) + ".safetensors");
+  save_ppo_run(path, agent, rollout);
+  Agent resumed(2, 1, options, 9);
+  auto resumed_rollout = make(0.0015);
+  (void)load_ppo_run(path, resumed, resumed_rollout);
+  train(agent, rollout, 4 * 32);  // both go on: the same cars, the same numbers
+  train(resumed, resumed_rollout, 4 * 32);
+  const bool same = resumed_rollout.env(3).position == rollout.env(3).position &&
+                    resumed.networks().log_std() == agent.networks().log_std();
+  auto heavier = make(0.001);
+  bool refused = false;
+  try {
+    (void)load_ppo_run(path, resumed, heavier);
+  } catch (const std::invalid_argument& e) {
+    refused = std::string_view(e.what()).find("saved from a MountainCar with power = 0.0015") != std::string_view::npos;
+  }
+  std::filesystem::remove(path);
+  std::printf("your own environment's run resumes: %d, another power refused: %d\n", same, refused);
+  return same && refused;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--ppo") ppo_tmaze_64();
   const bool ok = rollout_and_td() && ppo_own_loop() && ppo_rollout_and_loss() && learning_curve() && ppo_pendulum() &&
-                  training_run();
+                  training_run() && own_checkpoint();
   std::puts(ok ? "docs/control.md: ok" : "docs/control.md: a fragment computed something else");
   return ok ? 0 : 1;
 }

@@ -126,22 +126,22 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
     const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
       const auto block = detail::parameter_block(parameters, b);
-      detail::put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
+      put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
                                 {block.begin(), block.end()});
     }
     const auto& adam = Access::adam(agent);
     file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
     file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
-    detail::put_integers(file, prefix + "adam.count", {}, {adam.count()});
+    put_integers(file, prefix + "adam.count", {}, {adam.count()});
     save_state(file, prefix, Access::generator(agent));
-    detail::put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
-    detail::put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
+    put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
+    put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
     if (agent.options().normalize_features) {
       const FeatureNormalizer& n = agent.normalizer();
-      detail::put_integers(file, prefix + "normalizer.count", {}, {n.count()});
+      put_integers(file, prefix + "normalizer.count", {}, {n.count()});
       file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
       file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
-      detail::put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
+      put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
     }
     file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
   }
@@ -171,17 +171,17 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       std::size_t total = 0;
       for (std::size_t b = 0; b < blocks; ++b) {
         const std::size_t size = detail::parameter_block(parameters, b).size();
-        saved[b] = &detail::state_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {size});
+        saved[b] = &state_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {size});
         total += size;
       }
       if (file.find(prefix + "parameters." + std::to_string(blocks)) != nullptr)
         detail::invalid("the file has more parameter blocks than the agent's network (", blocks, ")");
-      m = &detail::state_reals<Scalar>(file, prefix + "adam.first_moment", {total});
-      v = &detail::state_reals<Scalar>(file, prefix + "adam.second_moment", {total});
-      adam_count = detail::state_integer(file, prefix + "adam.count");
+      m = &state_reals<Scalar>(file, prefix + "adam.first_moment", {total});
+      v = &state_reals<Scalar>(file, prefix + "adam.second_moment", {total});
+      adam_count = state_integer(file, prefix + "adam.count");
       load_state(file, prefix, gen);
-      updates = detail::state_integer(file, prefix + "updates");
-      horizon = detail::state_integer(file, prefix + "total_updates");
+      updates = state_integer(file, prefix + "updates");
+      horizon = state_integer(file, prefix + "total_updates");
       const std::size_t steps = o.epochs * o.minibatches;  // the agent checked that it does not overflow
       if (updates > std::numeric_limits<std::uint64_t>::max() / steps || adam_count != updates * steps)
         detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps do not fit ", updates, " updates of ", steps);
@@ -189,11 +189,11 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
         detail::invalid(prefix, "total_updates: ", horizon, " updates of ", steps, " Adam steps overflow");
       if (o.normalize_features) {
         const auto d = agent.input_dim();
-        const std::uint64_t count = detail::state_integer(file, prefix + "normalizer.count");
-        const auto& mean = detail::state_reals(file, prefix + "normalizer.mean", {d});
-        const auto& m2 = detail::state_reals(file, prefix + "normalizer.squared_deviations", {d});
+        const std::uint64_t count = state_integer(file, prefix + "normalizer.count");
+        const auto& mean = state_reals(file, prefix + "normalizer.mean", {d});
+        const auto& m2 = state_reals(file, prefix + "normalizer.squared_deviations", {d});
         normalizer = detail::restore_normalizer(count, mean, m2, o.normalizer);
-        if (detail::state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
+        if (state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
       }
       // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
       const auto as_vector = [](const std::vector<double>& x) {
