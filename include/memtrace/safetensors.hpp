@@ -260,18 +260,22 @@ class SafetensorsHeader {
 
   void parse(std::vector<Entry>& entries, std::map<std::string, std::string>& metadata) {
     if (!valid_utf8(text_)) fail("the header is not valid UTF-8");
-    if (text_.empty() || text_[0] != '{') fail("the header must begin with '{'");
+    skip_space();  // the reference reader (serde_json) allows white space around the object
+    if (pos_ >= text_.size() || text_[pos_] != '{') fail("the header must be a JSON object");
     expect('{');
     std::set<std::string> names;
     bool first = true;
     for (skip_space(); !take('}'); first = false) {
       if (!first) expect(',');
       std::string name = string();
-      if (name.empty()) fail("a tensor name must be non-empty");
       if (!names.insert(name).second) fail("the key \"" + name + "\" appears twice");
       expect(':');
       if (name == "__metadata__") {
-        metadata = string_map();
+        skip_space();
+        if (text_.substr(pos_).starts_with("null"))  // the reference reader's "no metadata"
+          pos_ += 4;
+        else
+          metadata = string_map();
       } else {
         entries.push_back(entry(std::move(name)));
       }
@@ -368,6 +372,36 @@ class SafetensorsHeader {
       }
     }
   }
+  /// Skips one JSON value (of a field memtrace does not read).
+  void skip_value(int depth) {
+    if (depth > 64) fail("a value nests more than 64 deep");
+    skip_space();
+    if (pos_ >= text_.size()) fail("the header ends where a value should be");
+    const char c = text_[pos_];
+    if (c == '"') {
+      (void)string();
+    } else if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      expect(c);
+      for (bool first = true; !take(close); first = false) {
+        if (!first) expect(',');
+        if (c == '{') {
+          (void)string();
+          expect(':');
+        }
+        skip_value(depth + 1);
+      }
+    } else if (text_.substr(pos_).starts_with("true") || text_.substr(pos_).starts_with("null")) {
+      pos_ += 4;
+    } else if (text_.substr(pos_).starts_with("false")) {
+      pos_ += 5;
+    } else {  // a number
+      const std::size_t start = pos_;
+      while (pos_ < text_.size() && std::string_view("0123456789+-.eE").find(text_[pos_]) != std::string_view::npos)
+        ++pos_;
+      if (pos_ == start) fail("expected a JSON value");
+    }
+  }
   std::uint64_t integer() {
     skip_space();
     const std::size_t start = pos_;
@@ -427,8 +461,10 @@ class SafetensorsHeader {
         if (o.size() != 2) fail("data_offsets of \"" + e.name + "\" must hold two integers");
         e.begin = o[0];
         e.end = o[1];
+      } else if (field == "dtype" || field == "shape" || field == "data_offsets") {
+        fail("tensor \"" + e.name + "\" has the field \"" + field + "\" twice");
       } else {
-        fail("tensor \"" + e.name + "\" has a repeated or unknown field \"" + field + "\"");
+        skip_value(0);  // a field of a later format: the reference reader ignores it
       }
     }
     if (!dtype || !shape || !offsets) fail("tensor \"" + e.name + "\" needs dtype, shape and data_offsets");
@@ -443,17 +479,19 @@ class SafetensorsHeader {
 }  // namespace detail
 
 /// The bytes of a safetensors file holding `file`: the header lists the metadata and then the
-/// tensors in their order, padded with spaces to a multiple of 8 bytes; the data follow in the
-/// same order. Throws std::invalid_argument (naming the tensor) for an empty, repeated or
-/// reserved name ("__metadata__"), a name or metadata that is not valid UTF-8, values that do not
+/// tensors by dtype size (largest first) and name, as the reference writer orders them, so that
+/// every tensor is aligned to its element size; padded with spaces to a multiple of 8 bytes; the
+/// data follow in the same order. The bytes do not depend on the order of file.tensors. Throws
+/// std::invalid_argument (naming the tensor) for a repeated or reserved name ("__metadata__"), a
+/// name or metadata that is not valid UTF-8, values that do not
 /// match the shape (in `integers` for u64, in `values` otherwise, the other one empty), an unknown
 /// dtype, or an f32 tensor holding a value float cannot represent exactly (write it as f64, or
 /// round it first): what is written is what is read back.
 [[nodiscard]] inline std::string safetensors_bytes(const TensorFile& file) {
   std::set<std::string_view> names;
   for (const Tensor& t : file.tensors) {
-    if (t.name.empty() || t.name == "__metadata__")
-      detail::invalid("safetensors_bytes: a tensor name must be non-empty and not __metadata__, got \"", t.name, "\"");
+    if (t.name == "__metadata__")
+      detail::invalid("safetensors_bytes: a tensor may not be named __metadata__ (the header's metadata)");
     if (!names.insert(t.name).second) detail::invalid("safetensors_bytes: tensor \"", t.name, "\" appears twice");
     if (!detail::valid_utf8(t.name)) detail::invalid("safetensors_bytes: a tensor name is not valid UTF-8");
     if (t.dtype != TensorDtype::f32 && t.dtype != TensorDtype::f64 && t.dtype != TensorDtype::u64)
@@ -488,8 +526,17 @@ class SafetensorsHeader {
     }
     header += '}';
   }
+  // The reference writer's order: by dtype size (largest first), then by name, so that every
+  // tensor's data start at a multiple of its element size (zero-copy readers need it).
+  std::vector<const Tensor*> order;
+  for (const Tensor& t : file.tensors) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const Tensor* a, const Tensor* b) {
+    const std::size_t sa = detail::dtype_size(a->dtype), sb = detail::dtype_size(b->dtype);
+    return sa != sb ? sa > sb : a->name < b->name;
+  });
   std::uint64_t offset = 0;
-  for (const Tensor& t : file.tensors) {
+  for (const Tensor* tensor : order) {
+    const Tensor& t = *tensor;
     if (header.size() > 1) header += ',';
     detail::append_json_string(header, t.name);
     header += ":{\"dtype\":\"" + std::string(detail::dtype_name(t.dtype)) + "\",\"shape\":[";
@@ -507,7 +554,8 @@ class SafetensorsHeader {
   out.reserve(8 + header.size() + static_cast<std::size_t>(offset));
   detail::append_le(out, header.size(), 8);
   out += header;
-  for (const Tensor& t : file.tensors) {
+  for (const Tensor* tensor : order) {
+    const Tensor& t = *tensor;
     for (const double v : t.values) {
       if (t.dtype == TensorDtype::f32)
         detail::append_le(out, std::bit_cast<std::uint32_t>(static_cast<float>(v)), 4);
@@ -525,7 +573,10 @@ class SafetensorsHeader {
 /// and data_offsets, and an optional "__metadata__" of strings; no key repeats; the byte ranges
 /// match dtype and shape and cover the data exactly, without gaps or overlaps. Tensors come back in
 /// the order of their bytes. Throws std::invalid_argument starting "parse_safetensors: NAME: ";
-/// dtypes other than F32, F64 and U64 are refused by name.
+/// what the reference reader accepts and memtrace does not read (dtypes other than F32, F64 and U64)
+/// is refused as "unsupported: ...", naming it. Like the reference reader it allows white space
+/// around the header's object, fields of a tensor it does not know (ignored), "__metadata__": null
+/// and an empty tensor name.
 [[nodiscard]] inline TensorFile parse_safetensors(std::string_view bytes, std::string_view name = "<bytes>") {
   const auto fail = [&](const auto&... why) { detail::invalid("parse_safetensors: ", name, ": ", why...); };
   if (bytes.size() < 8) fail("a safetensors file starts with 8 bytes of header length, got ", bytes.size(), " bytes");
@@ -548,7 +599,7 @@ class SafetensorsHeader {
     else if (e.dtype == "U64")
       dtype = TensorDtype::u64;
     else
-      fail("tensor \"", e.name, "\" has dtype \"", e.dtype, "\"; memtrace reads F32, F64 and U64");
+      fail("unsupported: tensor \"", e.name, "\" has dtype \"", e.dtype, "\"; memtrace reads F32, F64 and U64");
     std::size_t count = 0;
     if (!detail::element_count(e.shape, count) || count > data.size() / detail::dtype_size(dtype))
       fail("tensor \"", e.name, "\" has a shape of more values than the file holds");

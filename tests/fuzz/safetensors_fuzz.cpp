@@ -3,6 +3,7 @@
 // written back (safetensors_bytes) is accepted by the writer and reads back to the same tensors
 // and metadata (NaN as NaN). Anything else aborts. Built with libFuzzer (MEMTRACE_FUZZ) or with
 // tests/fuzz/driver.cpp, which runs a corpus.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +21,12 @@ namespace {
   std::abort();
 }
 
-bool same(const memtrace::TensorFile& a, const memtrace::TensorFile& b) {
+/// The same tensors (by name: the writer orders them by dtype size and name) and metadata.
+bool same(memtrace::TensorFile a, memtrace::TensorFile b) {
   if (a.metadata != b.metadata || a.tensors.size() != b.tensors.size()) return false;
+  const auto by_name = [](const memtrace::Tensor& x, const memtrace::Tensor& y) { return x.name < y.name; };
+  std::sort(a.tensors.begin(), a.tensors.end(), by_name);
+  std::sort(b.tensors.begin(), b.tensors.end(), by_name);
   for (std::size_t i = 0; i < a.tensors.size(); ++i) {
     const memtrace::Tensor &x = a.tensors[i], &y = b.tensors[i];
     if (x.name != y.name || x.dtype != y.dtype || x.shape != y.shape || x.values.size() != y.values.size() ||

@@ -5,6 +5,7 @@
 // alone: tests/learn/ppo_weights_numpy.py, run by ctest with ppo_weights_probe.cpp.)
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <limits>
@@ -115,9 +116,17 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   const TensorFile good = ppo_weights(source);
   Agent agent(6, 3, small(true), 2);
   const Eigen::VectorXf before = agent.actor().parameters();
-  const auto refused = [&](Agent& target, const TensorFile& file, const std::string& what) {
+  // The files below are altered on purpose, each to meet one check: without the checksum, which
+  // would refuse them all first (a file of 0.3 has none).
+  const auto refused = [&](Agent& target, TensorFile file, const std::string& what) {
+    file.metadata.erase("checksum");
     CHECK_THROWS_WITH(load_ppo_weights(file, target), Catch::StartsWith("load_ppo_weights: ") && Catch::Contains(what));
   };
+  // One bit of one weight flipped: the checksum refuses it.
+  TensorFile flipped = good;
+  flipped.tensors[0].values[3] = std::nextafter(static_cast<float>(flipped.tensors[0].values[3]), 1.0f);
+  CHECK_THROWS_WITH(load_ppo_weights(flipped, agent),
+                    "load_ppo_weights: the checksum does not match the contents (the file was altered or damaged)");
   TensorFile other_format = good;
   other_format.metadata["format"] = "something else";
   refused(agent, other_format, "not of format memtrace.ppo_weights.1");
@@ -158,6 +167,7 @@ TEST_CASE("A file that does not fit the agent is refused, naming what differs, a
   // A second tensor of a name already present (a TensorFile made in memory) is never read: the
   // checks and the copy both take the first.
   TensorFile twice = good;
+  twice.metadata.erase("checksum");  // which a file of two tensors of one name cannot have
   twice.tensors.push_back({"actor.0.weight", TensorDtype::f32, {1}, {0.0}});
   Agent other(6, 3, small(true), 3);
   load_ppo_weights(twice, other);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "memtrace/checkpoint.hpp"
 #include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/mlp.hpp"
 #include "memtrace/learn/ppo.hpp"
@@ -89,7 +90,8 @@ concept NamedWeights = requires(N& net, const N& cnet) {
 /// memtrace_version, input_dim, policy_distribution (categorical or diagonal_gaussian), num_actions
 /// or action_dim, the network's weights_metadata() (the default networks: activation "tanh" and
 /// hidden, e.g. "64,64"), and with normalisation normalizer_epsilon and normalizer_clip (the
-/// digits that read back to the same double).
+/// digits that read back to the same double), and checksum: the FNV-1a hash of the file's bytes
+/// without it (as a checkpoint's), so that an altered weight is refused.
 template <class Phi, class Scalar, class Network>
 [[nodiscard]] TensorFile ppo_weights(const Ppo<Phi, Scalar, Network>& agent) {
   static_assert(NamedWeights<Network>,
@@ -118,6 +120,7 @@ template <class Phi, class Scalar, class Network>
     file.metadata["normalizer_epsilon"] = detail::message(n.options().epsilon);
     file.metadata["normalizer_clip"] = detail::message(n.options().clip);
   }
+  file.metadata["checksum"] = detail::fnv1a_hex(safetensors_bytes(file));  // of the bytes without it
   return file;
 }
 
@@ -125,7 +128,8 @@ template <class Phi, class Scalar, class Network>
 /// hidden sizes, Scalar) and normalisation: the networks, and the normaliser's statistics (not
 /// frozen; normalizer.variance is not read). The optimiser is left as it is: on a fresh agent,
 /// training goes on with a fresh optimiser. Throws std::invalid_argument starting
-/// "load_ppo_weights: " for another format or policy distribution, a missing tensor, one of another dtype or shape, or
+/// "load_ppo_weights: " for another format or policy distribution, a checksum that does not match
+/// (a file without one, as 0.3 wrote them, is read), a missing tensor, one of another dtype or shape, or
 /// a normalisation that differs (its presence or its options); every check runs before anything is changed, so a
 /// refused file changes nothing.
 template <class Phi, class Scalar, class Network>
@@ -140,6 +144,12 @@ void load_ppo_weights(const TensorFile& file, Ppo<Phi, Scalar, Network>& agent) 
   const auto distribution = file.metadata.find("policy_distribution");
   const std::string theirs = distribution == file.metadata.end() ? "categorical" : distribution->second;
   if (theirs != D::name) detail::invalid("load_ppo_weights: the file's policy is ", theirs, ", this agent's ", D::name);
+  if (const auto checksum = file.metadata.find("checksum"); checksum != file.metadata.end()) {  // 0.3's have none
+    TensorFile unsigned_file = file;
+    unsigned_file.metadata.erase("checksum");
+    if (detail::fnv1a_hex(safetensors_bytes(unsigned_file)) != checksum->second)
+      detail::invalid("load_ppo_weights: the checksum does not match the contents (the file was altered or damaged)");
+  }
   const TensorDtype dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
   std::as_const(agent.networks()).named_blocks([&](const std::string& name, const auto& block) {
     (void)detail::expected_tensor("load_ppo_weights", file, name, dtype, detail::block_shape(block));
