@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memtrace/experiment/results.hpp>
+#include <memtrace/version.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -312,6 +313,27 @@ TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the fil
                              "run's \"seed=7\""));
   CHECK(memtrace::test::slurp(killed / "provenance.txt") == provenance);
   CHECK(memtrace::test::slurp(killed / "checkpoint.safetensors") == checkpoint);
+  // A checkpoint another memtrace version wrote is refused as such (never as damaged) and left in
+  // place: the version is read before the checksum, which the edit below breaks.
+  std::string other_version = checkpoint;
+  const std::string mine = "\"memtrace_version\":\"" + std::string(memtrace::version_string) + "\"";
+  REQUIRE(other_version.find(mine) != std::string::npos);
+  other_version.replace(other_version.find(mine), mine.size(),
+                        "\"memtrace_version\":\"" + std::string(memtrace::version_string.size(), '9') + "\"");
+  {
+    std::ofstream out(killed / "checkpoint.safetensors", std::ios::binary | std::ios::trunc);
+    out << other_version;
+  }
+  CHECK(run_program(run + "--checkpoint-every 3 --out " + killed.string(), temp() / "other_version.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "other_version.log.err"),
+             Catch::Contains("written by memtrace " + std::string(memtrace::version_string.size(), '9') +
+                             ", this is memtrace"));
+  CHECK(memtrace::test::slurp(killed / "provenance.txt") == provenance);
+  CHECK(memtrace::test::slurp(killed / "checkpoint.safetensors") == other_version);
+  {
+    std::ofstream out(killed / "checkpoint.safetensors", std::ios::binary | std::ios::trunc);
+    out << checkpoint;
+  }
   REQUIRE(run_program(run + "--checkpoint-every 3 --out " + killed.string(), temp() / "resumed.log") == 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "resumed.log"), Catch::Contains("after 6 updates"));
   for (const char* file : {"curve.csv", "diagnostics.csv"})

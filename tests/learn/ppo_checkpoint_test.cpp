@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memtrace/checkpoint.hpp>
 #include <memtrace/core.hpp>
 #include <memtrace/learn/ppo_checkpoint.hpp>
+#include <memtrace/learn/ppo_weights.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -200,6 +202,19 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
                         }(),
                         ppo_checkpoint_format),
                     "checkpoint_bytes: the metadata key \"checksum\" is the checkpoint's own");
+}
+
+TEST_CASE("A diverged agent is refused at save, not when its file is read back, and no file is written",
+          "[ppo][checkpoint]") {
+  const TraceBank<dynamic, float> traces({0.0, 0.8}, 4);
+  Ppo<Eigen::VectorXf> agent(traces.dim(), 2, options(), 1);
+  agent.actor().parameters()[3] = std::numeric_limits<float>::quiet_NaN();
+  const test::TempDir dir("ppo_checkpoint_diverged");
+  CHECK_THROWS_WITH(save_ppo_checkpoint(dir / "agent.ckpt", agent),
+                    "save_state: agent.parameters.0: entry 3 is nan: the agent diverged, and a state that cannot be "
+                    "loaded is not saved");
+  CHECK_FALSE(std::filesystem::exists(dir / "agent.ckpt"));
+  CHECK_THROWS_WITH(ppo_weights(agent), Catch::Contains("tensor \"actor.0.weight\" holds a value that is not finite"));
 }
 
 }  // namespace ppo_checkpoint_test

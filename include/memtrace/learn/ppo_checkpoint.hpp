@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -124,12 +125,22 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
   static void save(TensorFile& file, const std::string& prefix, const Ppo<Phi, Scalar, Network>& agent) {
     using Access = detail::PpoStateAccess;
     const auto parameters = const_cast<Network&>(agent.networks()).parameters();  // read only
+    const auto& adam = Access::adam(agent);
+    // A diverged agent is refused here, not when its file is read back: what is saved loads.
+    const auto finite = [&](const std::string& name, const auto& values) {
+      for (std::size_t i = 0; i < static_cast<std::size_t>(values.size()); ++i)
+        if (!std::isfinite(static_cast<double>(values[i])))
+          detail::invalid("save_state: ", prefix, name, ": entry ", i, " is ", static_cast<double>(values[i]),
+                          ": the agent diverged, and a state that cannot be loaded is not saved");
+    };
+    for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b)
+      finite("parameters." + std::to_string(b), detail::parameter_block(parameters, b));
+    finite("adam.first_moment", adam.first_moment());
+    finite("adam.second_moment", adam.second_moment());
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
       const auto block = detail::parameter_block(parameters, b);
-      put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()},
-                                {block.begin(), block.end()});
+      put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()}, {block.begin(), block.end()});
     }
-    const auto& adam = Access::adam(agent);
     file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
     file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
     put_integers(file, prefix + "adam.count", {}, {adam.count()});

@@ -99,8 +99,11 @@ template <class Phi, class Scalar, class Network>
                 "block) for every Eigen block of weights, const and not (docs/control.md, \"Weights Python reads\")");
   using D = typename Ppo<Phi, Scalar, Network>::distribution_type;
   TensorFile file;
-  agent.networks().named_blocks(
-      [&](const std::string& name, const auto& block) { file.tensors.push_back(to_tensor(name, block)); });
+  agent.networks().named_blocks([&](const std::string& name, const auto& block) {
+    if (!block.allFinite())  // what is saved loads: a diverged agent is refused here
+      detail::invalid("ppo_weights: tensor \"", name, "\" holds a value that is not finite: the agent diverged");
+    file.tensors.push_back(to_tensor(name, block));
+  });
   const auto policy_dim = static_cast<std::size_t>(agent.networks().policy_dim());
   file.metadata = {{"format", ppo_weights_format},
                    {"memtrace_version", std::string(version_string)},
