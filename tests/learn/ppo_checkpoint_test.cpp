@@ -217,4 +217,16 @@ TEST_CASE("A diverged agent is refused at save, not when its file is read back, 
   CHECK_THROWS_WITH(ppo_weights(agent), Catch::Contains("tensor \"actor.0.weight\" holds a value that is not finite"));
 }
 
+TEST_CASE("An agent's checkpoint of memtrace 0.3.0 is refused as written by 0.3.0, never as damaged",
+          "[ppo][checkpoint]") {
+  // tests/data/ppo_checkpoint_0.3.0.safetensors: save_ppo_checkpoint of memtrace 0.3.0 (tag v0.3.0),
+  // whose tensors are in another order than this version writes: its checksum would not match.
+  PpoOptions o = options();
+  o.hidden_sizes = {4};
+  Ppo<Eigen::VectorXf> agent(3, 2, o, 7);
+  const auto path = std::filesystem::path(MEMTRACE_TEST_DATA_DIR) / "ppo_checkpoint_0.3.0.safetensors";
+  CHECK_THROWS_WITH(load_ppo_checkpoint(path, agent),
+                    Catch::Contains("written by memtrace 0.3.0, this is memtrace " + std::string(version_string)));
+}
+
 }  // namespace ppo_checkpoint_test
