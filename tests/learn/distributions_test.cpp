@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <memtrace/learn/distributions.hpp>
 #include <memtrace/random.hpp>
 #include <vector>
@@ -154,6 +155,62 @@ TEST_CASE("act draws what the distribution's sampler draws, stores the action an
   CHECK_THROWS_WITH(DiagonalGaussian::act<float>("who", column, ActionSelection::sample, c, narrow, kept, 0),
                     "who: actions of dimension 2 do not fit the action type, of dimension 1");
   CHECK(c == d);  // refused before drawing
+}
+
+TEST_CASE("greedy_action takes the first largest logit and draws nothing, and non-finite logits are refused",
+          "[sampling]") {
+  CHECK(greedy_action(Eigen::Vector4f(0.5f, -1.0f, 2.0f, 0.0f)) == 2);
+  CHECK(greedy_action(Eigen::Vector3d(1.0, 3.0, 3.0)) == 1);  // a tie: the first
+  CHECK(greedy_action(Eigen::VectorXd::Constant(1, -5.0)) == 0);
+  CHECK_THROWS_WITH(greedy_action(Eigen::Vector2d(0.0, std::numeric_limits<double>::quiet_NaN())),
+                    Catch::Contains("greedy_action: logits[1] must be finite, got nan"));
+  CHECK_THROWS_WITH(greedy_action(Eigen::VectorXd(0)), Catch::Contains("greedy_action: logits must hold at least one"));
+}
+
+TEST_CASE("sample_categorical draws each action with its softmax probability using one uniform_real a draw",
+          "[sampling]") {
+  const Eigen::Vector4f logits(0.5f, -1.0f, 2.0f, 0.0f);
+  Eigen::Vector4d p = logits.cast<double>().array().exp();
+  p /= p.sum();
+  Xoshiro256StarStar gen(17);
+  const std::size_t draws = 200000;
+  std::array<std::size_t, 4> counts{};
+  for (std::size_t k = 0; k < draws; ++k) {
+    Xoshiro256StarStar before = gen;
+    const CategoricalSample s = sample_categorical(logits, gen);
+    (void)before();
+    REQUIRE(before == gen);  // exactly one 64-bit word (one uniform_real) per draw
+    ++counts[s.action];
+    REQUIRE(s.log_prob == Approx(std::log(p[static_cast<Eigen::Index>(s.action)])).epsilon(1e-6));
+  }
+  for (std::size_t a = 0; a < 4; ++a) {
+    // Binomial(draws, p_a): the count is within 5 standard deviations (a correct sampler fails this
+    // with probability below 6e-7 per action; the seed is fixed).
+    const double mean = static_cast<double>(draws) * p[static_cast<Eigen::Index>(a)];
+    const double sd = std::sqrt(mean * (1 - p[static_cast<Eigen::Index>(a)]));
+    INFO("action " << a << ": " << counts[a] << " draws, expected " << mean << " ± " << sd);
+    CHECK(std::abs(static_cast<double>(counts[a]) - mean) < 5 * sd);
+  }
+  // The inverse CDF exactly: u = uniform_real picks the first k with u·W < w_0 + ... + w_k.
+  Xoshiro256StarStar replay(17), gen2(17);
+  for (int k = 0; k < 1000; ++k) {
+    const double u = uniform_real(replay);
+    double c = 0;
+    std::size_t expected = 3;
+    for (std::size_t a = 0; a < 4; ++a) {
+      c += p[static_cast<Eigen::Index>(a)];
+      if (u < c) {
+        expected = a;
+        break;
+      }
+    }
+    CHECK(sample_categorical(logits, gen2).action == expected);
+  }
+  // A one-hot distribution always gives its action; non-finite logits are refused.
+  const Eigen::Vector3d certain(0.0, -1e6, -1e6);
+  for (int k = 0; k < 100; ++k) CHECK(sample_categorical(certain, gen).action == 0);
+  const Eigen::Vector2d bad(0.0, std::numeric_limits<double>::quiet_NaN());
+  CHECK_THROWS_WITH(sample_categorical(bad, gen), Catch::Contains("sample_categorical: logits[1] must be finite"));
 }
 
 }  // namespace distributions_test
