@@ -184,6 +184,14 @@ TEST_CASE("a damaged checkpoint, or one of another format, version, instruction 
                         ": load_state: the saved agent's options differ: \"ent_coef=0.01\" against the agent's "
                         "\"ent_coef=0.02\"");
 
+  // Another memory (another input dimension) is named as such, before any parameter block.
+  Ppo<Eigen::VectorXf> wider(traces.dim() + 1, 2, options(), 3);
+  CHECK_THROWS_WITH(
+      load_ppo_checkpoint(path, wider),
+      Catch::Contains("load_state: agent.network: the state was saved from a Ppo agent with input_dim = " +
+                      std::to_string(traces.dim()) + ", policy_dim = 2; this one has input_dim = " +
+                      std::to_string(traces.dim() + 1) + ", policy_dim = 2"));
+
   TensorFile negative = state;
   for (Tensor& t : negative.tensors)
     if (t.name == "agent.adam.second_moment") t.values.back() = -1.0;

@@ -113,6 +113,7 @@ template <class Phi, class Scalar, class Network>
 struct CheckpointState<Ppo<Phi, Scalar, Network>> {
   /// Appends the agent's state to `file`, every tensor named `prefix` + (F32 for a float agent, F64
   /// for double; counters U64):
+  ///   network                U64 [2]: the network's input_dim and policy_dim;
   ///   parameters.B           the network's parameter block B (B = 0, 1, ...), flat;
   ///   adam.first_moment, adam.second_moment, adam.count   the optimiser;
   ///   generator              the agent's Xoshiro256StarStar (4 words);
@@ -141,6 +142,8 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       const auto block = detail::parameter_block(parameters, b);
       put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()}, {block.begin(), block.end()});
     }
+    put_integers(file, prefix + "network", {2},
+                 {agent.input_dim(), static_cast<std::uint64_t>(agent.networks().policy_dim())});
     file.tensors.push_back(to_tensor(prefix + "adam.first_moment", adam.first_moment()));
     file.tensors.push_back(to_tensor(prefix + "adam.second_moment", adam.second_moment()));
     put_integers(file, prefix + "adam.count", {}, {adam.count()});
@@ -179,6 +182,10 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       const std::string mine = detail::ppo_options_text(o);
       if (options->second != mine)
         detail::invalid("the saved agent's options differ: ", detail::first_difference(options->second, mine));
+      // The network's sizes before its blocks: another input dimension is named as such, not as
+      // a parameter block of another length.
+      check_parameters<std::uint64_t>(file, prefix + "network", "a Ppo agent", {"input_dim", "policy_dim"},
+                                      {agent.input_dim(), static_cast<std::uint64_t>(agent.networks().policy_dim())});
       std::size_t total = 0;
       for (std::size_t b = 0; b < blocks; ++b) {
         const std::size_t size = detail::parameter_block(parameters, b).size();

@@ -153,6 +153,10 @@ void load_ppo_weights(const TensorFile& file, Ppo<Phi, Scalar, Network>& agent) 
     if (detail::fnv1a_hex(safetensors_bytes(unsigned_file)) != checksum->second)
       detail::invalid("load_ppo_weights: the checksum does not match the contents (the file was altered or damaged)");
   }
+  if (const auto input = file.metadata.find("input_dim");
+      input != file.metadata.end() && input->second != std::to_string(agent.input_dim()))
+    detail::invalid("load_ppo_weights: the file's agent has input_dim ", input->second, ", this one ",
+                    agent.input_dim(), " (another memory, or another environment's observations)");
   const TensorDtype dtype = std::same_as<Scalar, float> ? TensorDtype::f32 : TensorDtype::f64;
   std::as_const(agent.networks()).named_blocks([&](const std::string& name, const auto& block) {
     (void)detail::expected_tensor("load_ppo_weights", file, name, dtype, detail::block_shape(block));
