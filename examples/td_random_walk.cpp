@@ -375,7 +375,12 @@ int run(const Options& o) {
     std::printf("run the same command without --stop-after to do the rest\n");
     return 3;
   };
+  const auto failed = [](const SweepOutcome& outcome) {  // the runner listed them
+    std::fprintf(stderr, "td_random_walk: %zu runs failed (listed above): no summary\n", outcome.failed.size());
+    return 4;
+  };
   const SweepOutcome runs_done = sweep(plan, walk, o, steps, request, description, "runs.csv", false, "runs", true, 0);
+  if (!runs_done.failed.empty()) return failed(runs_done);
   if (!runs_done.complete()) return stopped();
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -447,10 +452,10 @@ int run(const Options& o) {
     const std::vector<std::size_t> points = curve_points(o.curve_steps, o.steps);
     // --stop-after counts the units of the invocation: those the runs computed count against it.
     if (o.stop_after != 0 && runs_done.computed >= o.stop_after) return stopped();
-    if (!sweep(curves, walk, o, points, request, description, "curve_runs.csv", true, "curves", false,
-               runs_done.computed)
-             .complete())
-      return stopped();
+    const SweepOutcome curves_done = sweep(curves, walk, o, points, request, description, "curve_runs.csv", true,
+                                           "curves", false, runs_done.computed);
+    if (!curves_done.failed.empty()) return failed(curves_done);
+    if (!curves_done.complete()) return stopped();
     const RunsBySetting curve_runs(read_csv(dir / "curve_runs.csv", 5), 5, 3, o.seeds);
     std::string curve = header;
     for (const Group& g : curves.groups)

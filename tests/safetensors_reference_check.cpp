@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     const std::filesystem::path path = std::filesystem::path(argv[1]) / "reference.safetensors";
     const std::string bytes = detail::read_text(path);
     const TensorFile file = parse_safetensors(bytes, path.string());
-    bool ok = file.metadata == std::map<std::string, std::string>{{"format", "reference"}, {"note", "λ = 0.9"}};
+    bool ok =
+        file.metadata == std::map<std::string, std::string>{{"format", "reference"}, {"note", "λ = 0.9\ntwo lines"}};
     ok = ok && file.at("z.weight").values == std::vector<double>{1.5, -2.25, 3.0};
     ok = ok && file.at("a.bias").shape == std::vector<std::size_t>{2, 2} &&
          file.at("a.bias").values == std::vector<double>{0.5, 0.25, -1.0, 8.0};
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
     ok = ok && file.at("count").dtype == TensorDtype::u64 && file.at("count").shape.empty() &&
          file.at("count").integers == std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + 5};
     // In the file's order (parse keeps the order of the bytes), each at a multiple of its size.
-    const std::vector<std::string> order = {"count", "m.moment", "a.bias", "z.weight"};
+    const std::vector<std::string> order = {"count", "z.steps", "a.mean", "m.moment", "a.bias", "z.weight"};
     for (std::size_t i = 0; i < order.size(); ++i) ok = ok && file.tensors[i].name == order[i];
     const bool same_bytes = safetensors_bytes(file) == bytes;
     std::printf("read %zu tensors: %s; memtrace writes the same bytes: %s\n", file.tensors.size(),

@@ -36,12 +36,12 @@ std::string one_tensor(const std::string& entry = R"({"x":{"dtype":"F32","shape"
   return with_length(entry) + data;
 }
 
-/// The file's tensors in the order the writer puts them (dtype size, largest first, then name),
+/// The file's tensors in the order the writer puts them (U64, F64, F32, then by name),
 /// which is the order they read back in.
 TensorFile in_writer_order(TensorFile file) {
   std::stable_sort(file.tensors.begin(), file.tensors.end(), [](const Tensor& a, const Tensor& b) {
-    const std::size_t sa = detail::dtype_size(a.dtype), sb = detail::dtype_size(b.dtype);
-    return sa != sb ? sa > sb : a.name < b.name;
+    const int ra = detail::dtype_rank(a.dtype), rb = detail::dtype_rank(b.dtype);
+    return ra != rb ? ra > rb : a.name < b.name;
   });
   return file;
 }
@@ -139,7 +139,7 @@ TEST_CASE("Tensors come back in the order of their bytes, whatever the order of 
 }
 
 TEST_CASE(
-    "Tensors are written as the reference writer orders them (dtype size, then name), each aligned to its "
+    "Tensors are written as the reference writer orders them (U64, F64, F32, then name), each aligned to its "
     "element size, whatever their order in the TensorFile",
     "[safetensors]") {
   TensorFile file;
@@ -153,7 +153,7 @@ TEST_CASE(
   const TensorFile back = parse_safetensors(bytes);
   std::vector<std::string> order;
   for (const Tensor& t : back.tensors) order.push_back(t.name);
-  CHECK(order == std::vector<std::string>{"b", "c", "d", "q", "a", "m", "x", "z"});
+  CHECK(order == std::vector<std::string>{"c", "b", "d", "q", "a", "m", "x", "z"});  // U64 before F64 named "b"
   CHECK(back.at("d").values == std::vector<double>{0.5, -0.5});
   CHECK(back.at("c").integers == std::vector<std::uint64_t>{7});
   TensorFile reversed = file;
@@ -266,6 +266,9 @@ TEST_CASE("parse_safetensors refuses every broken rule of the format, naming the
           "strings to strings");
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)"), "text after");
   refused(one_tensor(R"([{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}])"), "must be a JSON object");
+  for (const char* number : {"-", "+1", "01", "1.", "1e", ".5", "--1"})  // numbers JSON does not have
+    refused(one_tensor(std::string(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":)") + number + "}}"),
+            "");
   refused(one_tensor(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":[1,}})"), "expected");
   refused(one_tensor(R"({"x\q":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "unknown escape");
   refused(one_tensor(R"({"\ud800":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"), "surrogate");

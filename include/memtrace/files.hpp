@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -27,67 +29,97 @@ namespace memtrace::detail {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// A temporary file name next to `path` that no other thread or process uses at the same time:
-/// path.tmp.<pid>.<counter>.
+/// A temporary file name next to `path`: path.tmp.<pid>.<counter>.
 [[nodiscard]] inline std::filesystem::path unique_temporary(const std::filesystem::path& path) {
   static std::atomic<unsigned long long> counter{0};
   return path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid())) + "." +
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
 }
 
-/// Writes `text` to a fresh temporary file (see unique_temporary), flushed to the disk (fsync) and
-/// closed with every error checked, and returns its name; on an error it removes the file and
-/// throws std::system_error naming it.
-[[nodiscard]] inline std::filesystem::path write_temporary(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = unique_temporary(path);
-  const auto fail = [&tmp](int error, bool remove) {
+/// A temporary file written in full and flushed to the disk, still open and locked (flock) until
+/// it is destroyed: while a writer lives, no cleanup takes its file for a killed writer's.
+class Temporary {
+ public:
+  /// Writes `text` to a fresh temporary file next to `path` (unique_temporary; a name that exists,
+  /// a killed process's of the same pid, is skipped), fsync, every error checked; on an error it
+  /// removes the file and throws std::system_error naming it.
+  Temporary(const std::filesystem::path& path, std::string_view text) {
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      path_ = unique_temporary(path);
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
+      if (fd_ < 0 && (errno != EEXIST || attempt == 1000)) fail(errno, false);
+    }
+    if (::flock(fd_, LOCK_EX) != 0) fail(errno, true);
+    for (std::size_t done = 0; done < text.size();) {
+      const ::ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(n < 0 ? errno : EIO, true);
+      done += static_cast<std::size_t>(n);
+    }
+    while (::fsync(fd_) != 0)  // the bytes are on the disk before a rename makes them the file
+      if (errno != EINTR) fail(errno, true);
+  }
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+  /// Closes the file (its lock goes with it) and removes it unless it was kept (renamed or linked).
+  ~Temporary() {
+    if (fd_ >= 0) (void)::close(fd_);
+    if (!kept_) {
+      std::error_code ignored;
+      std::filesystem::remove(path_, ignored);
+    }
+  }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  /// Its name now belongs to `path` (a rename): nothing to remove.
+  void keep() noexcept { kept_ = true; }
+  /// Closes it, checked (EINTR: Linux has closed it all the same).
+  void close() {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0 && errno != EINTR)
+      throw std::system_error(errno, std::generic_category(), "cannot write " + path_.string());
+  }
+
+ private:
+  [[noreturn]] void fail(int error, bool remove) {
+    if (fd_ >= 0) (void)::close(fd_);
+    fd_ = -1;
     if (remove) {
       std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
+      std::filesystem::remove(path_, ignored);
     }
-    throw std::system_error(error, std::generic_category(), "cannot write " + tmp.string());
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
-  if (fd < 0) fail(errno, false);
-  for (std::size_t done = 0; done < text.size();) {
-    const ::ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n < 0 ? errno : EIO;
-      (void)::close(fd);
-      fail(error, true);
-    }
-    done += static_cast<std::size_t>(n);
+    kept_ = true;  // nothing left for the destructor
+    throw std::system_error(error, std::generic_category(), "cannot write " + path_.string());
   }
-  if (::fsync(fd) != 0) {  // the bytes are on the disk before the rename makes them the file
-    const int error = errno;
-    (void)::close(fd);
-    fail(error, true);
-  }
-  if (::close(fd) != 0) fail(errno, true);
-  return tmp;
-}
 
-/// Flushes a folder's entries (a rename into it) to the disk; file systems that cannot (EINVAL)
-/// are left as they are.
-inline void sync_folder(const std::filesystem::path& folder) {
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool kept_ = false;
+};
+
+/// Flushes a folder's entries (a rename into it) to the disk. File systems that cannot (EINVAL,
+/// ENOTSUP, ...) are left as they are; another error throws std::system_error saying that `file`
+/// was written but its folder not flushed.
+inline void sync_folder(const std::filesystem::path& folder, const std::filesystem::path& file) {
   const int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // nothing to flush that we could reach
+  if (fd < 0) return;  // nothing we could reach to flush
   const int result = ::fsync(fd);
   const int error = errno;
   (void)::close(fd);
-  if (result != 0 && error != EINVAL && error != EROFS)
-    throw std::system_error(error, std::generic_category(), "cannot flush the folder " + folder.string());
+  if (result != 0 && error != EINVAL && error != EROFS && error != ENOTSUP && error != EOPNOTSUPP && error != ENOSYS &&
+      error != EINTR)
+    throw std::system_error(error, std::generic_category(),
+                            "wrote " + file.string() + ", but could not flush its folder to the disk");
 }
 
-/// Removes the temporary files of `path` (path.tmp.<pid>.<n>) that a process which no longer runs
-/// left behind (killed between writing and renaming). Processes are those of this machine: on a file
-/// system shared between machines, another host's temporary files are not recognised as stale.
+/// Removes the temporary files of `path` (path.tmp.<pid>.<n>) that a killed writer left: those of
+/// a process of this machine that no longer runs and that no writer holds locked (Temporary). On a
+/// file system shared between machines that is not enough: memtrace does not support writing one
+/// folder from two machines at once.
 inline void remove_stale_temporaries(const std::filesystem::path& path) {
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const std::string prefix = path.filename().string() + ".tmp.";
   std::error_code error;
-  std::vector<std::filesystem::path> stale;
   for (auto it = std::filesystem::directory_iterator(folder, error);
        !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
@@ -95,13 +127,18 @@ inline void remove_stale_temporaries(const std::filesystem::path& path) {
     const std::string_view rest = std::string_view(name).substr(prefix.size());
     long long pid = 0;
     const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-    if (parsed != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.' || pid <= 0)
+    if (parsed != std::errc() || end == rest.data() + rest.size() || *end != '.' || pid <= 0 ||
+        pid > static_cast<long long>(std::numeric_limits<::pid_t>::max()))
       continue;
-    if (pid == static_cast<long long>(::getpid())) continue;                    // another thread's write in progress
+    if (pid == static_cast<long long>(::getpid())) continue;                    // this process's
     if (::kill(static_cast<::pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // it runs (or may)
-    stale.push_back(it->path());
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const bool unlocked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;  // no writer holds it
+    if (unlocked) std::filesystem::remove(it->path(), error);
+    (void)::close(fd);
+    error.clear();
   }
-  for (const std::filesystem::path& file : stale) std::filesystem::remove(file, error);
 }
 
 /// Creates `path` holding `text` unless it exists, atomically: the text goes to a temporary file
@@ -109,12 +146,14 @@ inline void remove_stale_temporaries(const std::filesystem::path& path) {
 /// race, exactly one creates it, and readers never see half of it). Returns false if `path`
 /// existed (then nothing is written).
 [[nodiscard]] inline bool create_text_exclusively(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = write_temporary(path, text);
-  const int result = ::link(tmp.c_str(), path.c_str());
+  remove_stale_temporaries(path);
+  Temporary tmp(path, text);
+  const int result = ::link(tmp.path().c_str(), path.c_str());
   const int error = errno;
-  std::error_code ignored;
-  std::filesystem::remove(tmp, ignored);
-  if (result == 0) return true;
+  if (result == 0) {
+    sync_folder(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."), path);
+    return true;
+  }
   if (error == EEXIST) return false;
   throw std::system_error(error, std::generic_category(), "cannot create " + path.string());
 }
@@ -132,15 +171,13 @@ namespace memtrace {
 /// .pomdp files use.
 inline void write_text_atomically(const std::filesystem::path& path, std::string_view text) {
   detail::remove_stale_temporaries(path);
-  const std::filesystem::path tmp = detail::write_temporary(path, text);
+  detail::Temporary tmp(path, text);
   std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::filesystem::filesystem_error("cannot write " + path.string(), tmp, path, error);
-  }
-  detail::sync_folder(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+  std::filesystem::rename(tmp.path(), path, error);  // the lock is held until the name is path's
+  if (error) throw std::filesystem::filesystem_error("cannot write " + path.string(), tmp.path(), path, error);
+  tmp.keep();
+  tmp.close();
+  detail::sync_folder(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."), path);
 }
 
 }  // namespace memtrace

@@ -126,6 +126,10 @@ namespace detail {
 inline constexpr std::uint64_t safetensors_max_header = 100'000'000;  // the format's own limit
 
 [[nodiscard]] inline std::size_t dtype_size(TensorDtype d) noexcept { return d == TensorDtype::f32 ? 4 : 8; }
+// The reference's order of dtypes (its enum: ... F32 < F64 < I64 < U64), by which it lays tensors out.
+[[nodiscard]] inline int dtype_rank(TensorDtype d) noexcept {
+  return d == TensorDtype::u64 ? 3 : d == TensorDtype::f64 ? 2 : 1;
+}
 [[nodiscard]] inline const char* dtype_name(TensorDtype d) noexcept {
   return d == TensorDtype::f32 ? "F32" : d == TensorDtype::f64 ? "F64" : "U64";
 }
@@ -193,6 +197,9 @@ inline void append_json_string(std::string& out, std::string_view s) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
+    } else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {  // serde_json's and Python's escapes
+      out += '\\';
+      out += c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
     } else if (static_cast<unsigned char>(c) < 0x20) {
       constexpr char hex[] = "0123456789abcdef";
       out += "\\u00";
@@ -245,8 +252,9 @@ inline const Tensor& expected_tensor(const char* who, const TensorFile& file, co
   return *found;
 }
 
-// The header of a safetensors file: a JSON object, parsed by the grammar the format uses and
-// nothing more (strings, non-negative integers, arrays of them, objects), every rule checked.
+// The header of a safetensors file: a JSON object, parsed by the grammar the format uses (strings,
+// non-negative integers, arrays of them, objects), every rule checked; the values of fields it
+// does not read are checked as JSON and skipped.
 class SafetensorsHeader {
  public:
   SafetensorsHeader(std::string_view text, std::string_view file) : text_(text), file_(file) {}
@@ -395,11 +403,25 @@ class SafetensorsHeader {
       pos_ += 4;
     } else if (text_.substr(pos_).starts_with("false")) {
       pos_ += 5;
-    } else {  // a number
-      const std::size_t start = pos_;
-      while (pos_ < text_.size() && std::string_view("0123456789+-.eE").find(text_[pos_]) != std::string_view::npos)
+    } else {  // a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+      const auto digits = [&] {
+        const std::size_t from = pos_;
+        while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+        if (pos_ == from) fail("expected a JSON value");
+        return pos_ - from;
+      };
+      if (text_[pos_] == '-') ++pos_;
+      const std::size_t first = pos_;
+      if (digits() > 1 && text_[first] == '0') fail("a number has a leading zero");
+      if (pos_ < text_.size() && text_[pos_] == '.') {
         ++pos_;
-      if (pos_ == start) fail("expected a JSON value");
+        (void)digits();
+      }
+      if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+        ++pos_;
+        if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+        (void)digits();
+      }
     }
   }
   std::uint64_t integer() {
@@ -526,13 +548,14 @@ class SafetensorsHeader {
     }
     header += '}';
   }
-  // The reference writer's order: by dtype size (largest first), then by name, so that every
-  // tensor's data start at a multiple of its element size (zero-copy readers need it).
+  // The reference writer's order: by dtype, largest first in its order of alignment (U64, F64,
+  // F32), then by name, so that every tensor's data start at a multiple of its element size
+  // (zero-copy readers need it).
   std::vector<const Tensor*> order;
   for (const Tensor& t : file.tensors) order.push_back(&t);
   std::stable_sort(order.begin(), order.end(), [](const Tensor* a, const Tensor* b) {
-    const std::size_t sa = detail::dtype_size(a->dtype), sb = detail::dtype_size(b->dtype);
-    return sa != sb ? sa > sb : a->name < b->name;
+    const int ra = detail::dtype_rank(a->dtype), rb = detail::dtype_rank(b->dtype);
+    return ra != rb ? ra > rb : a->name < b->name;
   });
   std::uint64_t offset = 0;
   for (const Tensor* tensor : order) {
@@ -569,8 +592,9 @@ class SafetensorsHeader {
 
 /// The contents of safetensors bytes (`name` says where they came from, in messages). Every rule of
 /// the format is checked before a value is read: the header length fits the bytes (and the format's
-/// 100 MB limit); the header is one UTF-8 JSON object of tensors, each with exactly dtype, shape
-/// and data_offsets, and an optional "__metadata__" of strings; no key repeats; the byte ranges
+/// 100 MB limit); the header is one UTF-8 JSON object of tensors, each with dtype, shape and
+/// data_offsets once each (other fields skipped), and an optional "__metadata__" of strings (or
+/// null); no key repeats; the byte ranges
 /// match dtype and shape and cover the data exactly, without gaps or overlaps. Tensors come back in
 /// the order of their bytes. Throws std::invalid_argument starting "parse_safetensors: NAME: ";
 /// what the reference reader accepts and memtrace does not read (dtypes other than F32, F64 and U64)

@@ -277,7 +277,7 @@ TEST_CASE(
   CHECK(run_program(late_flags + (sanitized ? " --stop-after 15" : " --stop-after 31"), temp() / "late.log") == 3);
   REQUIRE(run_program(late_flags, temp() / "late_resumed.log") == 0);
   check_same_results(late, small_sweep_run());
-  // A checkpoint of another run (another seed) is refused, and left in place.
+  // A checkpoint of another run (another seed) is refused, and left in place: its run fails.
   CHECK(run_program(small_sweep + "--checkpoint-every 4 --stop-after 5 --out " + (temp() / "other").string(),
                     temp() / "other_stopped.log") == 3);
   const fs::path a_checkpoint =
@@ -288,9 +288,13 @@ TEST_CASE(
                 fs::copy_options::overwrite_existing);
   const std::string bytes =
       read_text(temp() / "other" / "checkpoints" / ("hidden_traces+norm_1_" + small_steps + ".safetensors"));
+  // That run fails alone (the others are written) and is listed; the program writes no summary.
   CHECK(run_program(small_sweep + "--checkpoint-every 4 --out " + (temp() / "other").string(), temp() / "other.log") ==
-        1);
-  CHECK_THAT(read_text(temp() / "other.log.err"), Catch::Contains("is the checkpoint of another run"));
+        4);
+  CHECK_THAT(read_text(temp() / "other.log"),
+             Catch::Contains("failed: ") && Catch::Contains("is the checkpoint of another run"));
+  CHECK_THAT(read_text(temp() / "other.log.err"), Catch::Contains("1 runs failed (listed above): no summary"));
+  CHECK_FALSE(fs::exists(temp() / "other" / "summary.csv"));
   CHECK(read_text(temp() / "other" / "checkpoints" / ("hidden_traces+norm_1_" + small_steps + ".safetensors")) ==
         bytes);
 }

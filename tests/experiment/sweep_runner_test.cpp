@@ -253,14 +253,30 @@ TEST_CASE("run_sweep refuses a plan that does not fit, and rows other than the p
                         quiet(1)),
                     Catch::StartsWith("run_sweep: run 4 returned the row (setting=b, seed=1, at=30) for curves.csv"));
   CHECK(read_csv(dir / "rows" / "curves.csv", 3).rows.empty());
-  // A run's exception stops the sweep and reaches the caller.
-  CHECK_THROWS_WITH(run_sweep(
-                        {dir / "throws"}, p,
-                        [](const SweepRunContext& c) -> std::optional<SweepRows> {
-                          throw std::runtime_error("run " + std::to_string(c.index) + " failed");
-                        },
-                        quiet(1)),
-                    "run 4 failed");
+}
+
+TEST_CASE("run_sweep: a run that throws fails alone, is listed with its message, and a second call retries it",
+          "[sweep]") {
+  const memtrace::test::TempDir dir("sweep_runner_failed");
+  const SweepPlan p = plan();
+  bool diverge = true;
+  const auto run = [&](const SweepRunContext& c) -> std::optional<SweepRows> {
+    if (diverge && c.index == 4) throw std::domain_error("the network diverged (a value is nan)");
+    return rows_of(p, c.index);
+  };
+  const SweepOutcome first = run_sweep({dir / "f"}, p, run, quiet(2));
+  REQUIRE(first.failed.size() == 1);
+  CHECK(first.failed[0].index == 4);
+  CHECK(first.failed[0].key == "(setting=b, seed=1)");
+  CHECK(first.failed[0].what == "the network diverged (a value is nan)");
+  CHECK(first.computed == 5);
+  CHECK_FALSE(first.complete());
+  CHECK(read_csv(dir / "f" / "runs.csv", 2).rows.size() == 5);  // the others are written
+  diverge = false;
+  const SweepOutcome second = run_sweep({dir / "f"}, p, run, quiet(2));
+  CHECK(second.computed == 1);  // only the failed run
+  CHECK(second.complete());
+  CHECK(read_csv(dir / "f" / "runs.csv", 2).rows.size() == 6);
 }
 
 }  // namespace sweep_runner_test

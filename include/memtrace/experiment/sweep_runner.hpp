@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -96,6 +97,13 @@ struct SweepRunOptions {
 };
 
 /// What a run_sweep did.
+/// A run that threw (a diverged network, a checkpoint it refused): which, and why.
+struct FailedRun {
+  std::size_t index = 0;  ///< in plan.runs
+  std::string key;        ///< its first key, as "column=value, ..." of plan.files[0]
+  std::string what;       ///< the exception's message
+};
+
 struct SweepOutcome {
   std::vector<MergedFile> merged{};  ///< open_results_folder's, one per results file (empty without a merge)
   std::size_t runs = 0;              ///< of the plan
@@ -104,9 +112,10 @@ struct SweepOutcome {
   std::size_t stopped = 0;           ///< returned no rows (stopped early: their checkpoints stay)
   std::size_t resumable = 0;         ///< of them, those with a checkpoint to resume from
   std::size_t not_started = 0;       ///< left to do by options.max_runs
+  std::vector<FailedRun> failed{};   ///< runs that threw, in plan order (their rows are not written)
   double seconds = 0;                ///< wall time of the call
   /// Whether every run of the shard is finished.
-  [[nodiscard]] bool complete() const noexcept { return stopped == 0 && not_started == 0; }
+  [[nodiscard]] bool complete() const noexcept { return stopped == 0 && not_started == 0 && failed.empty(); }
 };
 
 /// The name of the checkpoint file of a run whose first key is `key`: its fields joined by '_',
@@ -216,8 +225,10 @@ inline void check_sweep_rows(const SweepPlan& plan, std::size_t i, const SweepRo
 ///    and plan.files[0] last, then removes its checkpoint; removes DIR/checkpoints once empty.
 ///    What a kill left there — temporary files of a checkpoint being written, the checkpoint of a
 ///    run whose rows were written — is removed at the start (the results files are locked then).
-/// A run that throws stops the sweep (runs in progress finish) and the exception is rethrown; rows
-/// of other shapes or keys than the plan declares throw std::logic_error. A sweep killed at any
+/// A run that throws a std::exception fails alone: its rows are not written (its checkpoint stays),
+/// the other runs go on, and the outcome lists it (SweepOutcome::failed; options.report prints each
+/// with its message); a run again retries it. Rows of other shapes or keys than the plan declares
+/// throw std::logic_error, which stops the sweep (runs in progress finish). A sweep killed at any
 /// point and run again computes only what is missing and ends with the same files.
 template <class Run>
 requires std::invocable<Run&, const SweepRunContext&> &&
@@ -291,6 +302,7 @@ requires std::invocable<Run&, const SweepRunContext&> &&
       if (!todo.empty()) fs::create_directories(checkpoints);
     }
     std::atomic<std::size_t> computed{0}, stopped{0}, resumable{0};
+    std::mutex failures;  // guards outcome.failed
     parallel_runs(
         todo.size(),
         [&](std::size_t j) {
@@ -298,7 +310,16 @@ requires std::invocable<Run&, const SweepRunContext&> &&
           SweepRunContext context{i, {}};
           if (options.checkpoints)
             context.checkpoint = checkpoints / (sweep_run_name(plan.runs[i].keys[0].front()) + ".safetensors");
-          const std::optional<SweepRows> rows = run(std::as_const(context));
+          std::optional<SweepRows> rows;
+          try {
+            rows = run(std::as_const(context));
+          } catch (const std::exception& e) {  // this run fails; the others go on
+            const ResultsFileSpec& first = plan.files[0];
+            std::lock_guard lock(failures);
+            outcome.failed.push_back(
+                {i, detail::key_text(first.header, plan.runs[i].keys[0].front(), first.key_columns), e.what()});
+            return;
+          }
           if (!rows) {
             ++stopped;
             if (!context.checkpoint.empty() && fs::exists(context.checkpoint)) ++resumable;
@@ -316,6 +337,8 @@ requires std::invocable<Run&, const SweepRunContext&> &&
           ++computed;
         },
         SweepOptions{.threads = options.threads, .progress = options.progress, .label = options.label});
+    std::sort(outcome.failed.begin(), outcome.failed.end(),
+              [](const FailedRun& a, const FailedRun& b) { return a.index < b.index; });
     outcome.computed = computed;
     outcome.stopped = stopped;
     outcome.resumable = resumable;
@@ -324,6 +347,10 @@ requires std::invocable<Run&, const SweepRunContext&> &&
   }
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.report) {
+    for (const FailedRun& f : outcome.failed) std::printf("run %s failed: %s\n", f.key.c_str(), f.what.c_str());
+    if (!outcome.failed.empty())
+      std::printf("%zu of the runs failed (their rows are not written; the same command tries them again)\n",
+                  outcome.failed.size());
     if (outcome.stopped > 0)
       std::printf(
           "stopped %zu of the %zu runs to do before they finished; %zu of them have a checkpoint to resume from\n",

@@ -131,13 +131,18 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
     const auto finite = [&](const std::string& name, const auto& values) {
       for (std::size_t i = 0; i < static_cast<std::size_t>(values.size()); ++i)
         if (!std::isfinite(static_cast<double>(values[i])))
-          detail::invalid("save_state: ", prefix, name, ": entry ", i, " is ", static_cast<double>(values[i]),
-                          ": the agent diverged, and a state that cannot be loaded is not saved");
+          throw std::domain_error(
+              detail::message("save_state: ", prefix, name, ": entry ", i, " is ", static_cast<double>(values[i]),
+                              ": the agent diverged, and a state that cannot be loaded is not saved"));
     };
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b)
       finite("parameters." + std::to_string(b), detail::parameter_block(parameters, b));
     finite("adam.first_moment", adam.first_moment());
     finite("adam.second_moment", adam.second_moment());
+    if (agent.options().normalize_features) {
+      finite("normalizer.mean", agent.normalizer().mean());
+      finite("normalizer.squared_deviations", agent.normalizer().squared_deviations());
+    }
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
       const auto block = detail::parameter_block(parameters, b);
       put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()}, {block.begin(), block.end()});

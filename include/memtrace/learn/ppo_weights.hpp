@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -101,7 +102,8 @@ template <class Phi, class Scalar, class Network>
   TensorFile file;
   agent.networks().named_blocks([&](const std::string& name, const auto& block) {
     if (!block.allFinite())  // what is saved loads: a diverged agent is refused here
-      detail::invalid("ppo_weights: tensor \"", name, "\" holds a value that is not finite: the agent diverged");
+      throw std::domain_error(
+          detail::message("ppo_weights: tensor \"", name, "\" holds a value that is not finite: the agent diverged"));
     file.tensors.push_back(to_tensor(name, block));
   });
   const auto policy_dim = static_cast<std::size_t>(agent.networks().policy_dim());
@@ -117,6 +119,8 @@ template <class Phi, class Scalar, class Network>
     if (n.count() > (std::size_t{1} << 53))
       detail::invalid("ppo_weights: the normaliser's count ", n.count(), " exceeds 2^53, which F64 holds exactly");
     file.tensors.push_back({"normalizer.count", TensorDtype::f64, {}, {static_cast<double>(n.count())}});
+    if (!n.mean().allFinite() || !n.squared_deviations().allFinite())
+      throw std::domain_error("ppo_weights: the normaliser's statistics are not finite (features that overflowed)");
     file.tensors.push_back(to_tensor("normalizer.mean", n.mean()));
     file.tensors.push_back(to_tensor("normalizer.squared_deviations", n.squared_deviations()));
     file.tensors.push_back(to_tensor("normalizer.variance", n.variance()));
@@ -205,8 +209,9 @@ void save_ppo_weights(const std::filesystem::path& path, const Ppo<Phi, Scalar, 
   write_safetensors(path, ppo_weights(agent));
 }
 
-/// load_ppo_weights from the file at `path` (read_safetensors); its refusals start
-/// "load_ppo_weights: PATH: ".
+/// load_ppo_weights from the file at `path` (read_safetensors, whose refusals of a file that is
+/// not a whole safetensors file start "parse_safetensors: PATH: " and of one it cannot read are
+/// std::system_error); the refusals of its contents start "load_ppo_weights: PATH: ".
 template <class Phi, class Scalar, class Network>
 void load_ppo_weights(const std::filesystem::path& path, Ppo<Phi, Scalar, Network>& agent) {
   const TensorFile file = read_safetensors(path);
