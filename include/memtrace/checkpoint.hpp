@@ -206,15 +206,16 @@ void check_parameters(const TensorFile& file, const std::string& name, std::stri
   else
     saved = &state_reals(file, name, {mine.size()}, /*finite=*/false);
   if (*saved != mine)
-    detail::invalid("load_state: ", name, ": the state was saved from ", type, " with ", describe(*saved), "; this one has ",
-            describe(mine));
+    detail::invalid("load_state: ", name, ": the state was saved from ", type, " with ", describe(*saved),
+                    "; this one has ", describe(mine));
 }
 
 /// check_parameters with the parameters described by their names: "a = 1, b = 2".
 template <StateNumber T>
 void check_parameters(const TensorFile& file, const std::string& name, std::string_view type,
                       const std::vector<const char*>& names, const std::vector<T>& mine) {
-  check_parameters(file, name, type, mine, [&names](const std::vector<T>& v) { return detail::named_values(names, v); });
+  check_parameters(file, name, type, mine,
+                   [&names](const std::vector<T>& v) { return detail::named_values(names, v); });
 }
 
 namespace detail {
