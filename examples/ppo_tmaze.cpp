@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memtrace/env/checkpoint.hpp>
@@ -161,7 +162,8 @@ struct RunResult {
 /// --checkpoint-every says. std::nullopt: --stop-after stopped it.
 template <class M>
 std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const M& memory, bool single,
-                                    const fs::path& checkpoint, const std::string& identity) {
+                                    const fs::path& checkpoint, const std::string& identity,
+                                    const std::function<void()>& ready) {
   using Phi = features_t<M>;
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
@@ -198,6 +200,9 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
         std::fprintf(stderr, "ppo_tmaze: %s cannot be resumed (%s); the run starts again\n", checkpoint.c_str(),
                      saved->damage().c_str());
     }
+  }
+  if (ready) ready();  // the agent is set up (its weights loaded, its checkpoint resumed): nothing refused it
+  if (total > 0) {
     // Progress on stderr: on a terminal in place, into a log a line every 30 s.
     TrainingProgress progress(total, {.label = "ppo_tmaze", .unit = "steps", .log_interval = 30}, &curve, single);
     FreezeNormalizerAt freeze(agent, o.freeze_normalizer_at, total / batch);
@@ -246,19 +251,19 @@ constexpr std::size_t view_dim = MinigridTMaze::observation_dim;
 
 std::optional<RunResult> run_one(const Options& o, const RunSpec& spec, const std::vector<double>& lambdas,
                                  std::size_t frames, bool progress, const fs::path& checkpoint,
-                                 const std::string& identity) {
+                                 const std::string& identity, const std::function<void()>& ready = {}) {
   switch (spec.memory.kind) {
     case MemoryKind::trace:
     case MemoryKind::trace_slow:
       // Non-episodic traces of the official code: reset to 0, then the first view (TraceInit::zero).
       return train_with(o, spec, TraceBank<dynamic, float>(lambdas, view_dim, TraceInit::zero), progress, checkpoint,
-                        identity);
+                        identity, ready);
     case MemoryKind::memoryless:
       return train_with(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero), progress, checkpoint,
-                        identity);
+                        identity, ready);
     case MemoryKind::frame_stack:
       return train_with(o, spec, FrameStack<MultiHot<9>>(frames, view_dim, WindowPadding::zero), progress, checkpoint,
-                        identity);
+                        identity, ready);
   }
   throw std::logic_error("unknown memory");
 }
@@ -353,12 +358,16 @@ int single(const Options& o) {
   // are written; another run's checkpoint is refused before anything in the folder changes.
   const fs::path checkpoint = dir / "checkpoint.safetensors";
   if (o.steps != 0) (void)check_run_checkpoint(checkpoint, what.str());  // --steps 0 trains nothing
-  fs::create_directories(dir);
-  record_provenance(dir, o.provenance, true);  // a single run rewrites its files
-  write_text_atomically(dir / "run.txt", what.str());
+  // The folder is written once the run is set up: a run refused before (--load-agent of another
+  // memory, say) writes nothing to it.
+  const auto ready = [&] {
+    fs::create_directories(dir);
+    record_provenance(dir, o.provenance, true);  // a single run rewrites its files
+    write_text_atomically(dir / "run.txt", what.str());
+  };
   const std::optional<RunResult> result =
-      run_one(o, spec, lambdas, frames, true, o.steps != 0 ? checkpoint : fs::path(),
-              what.str());  // resumed even with --checkpoint-every 0
+      run_one(o, spec, lambdas, frames, true, o.steps != 0 ? checkpoint : fs::path(), what.str(),
+              ready);  // resumed even with --checkpoint-every 0
   if (!result) {
     std::printf("stopped after update %zu (--stop-after); run it again without --stop-after to resume from %s\n",
                 o.run.stop_after, fs::exists(checkpoint) ? checkpoint.c_str() : "the start (no checkpoint yet)");

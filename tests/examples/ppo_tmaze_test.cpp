@@ -278,12 +278,17 @@ TEST_CASE("ppo_tmaze --save-agent writes the agent, and --load-agent --steps 0 e
   CHECK(evaluations(temp() / "load.log") == evaluations(temp() / "save.log"));
   CHECK_THAT(memtrace::test::slurp(temp() / "load.log"), Catch::Contains("training: none"));
   CHECK_THAT(memtrace::test::slurp(temp() / "loaded" / "run.txt"), Catch::Contains("\nload_agent=" + agent.string()));
-  // Another memory is another network: refused, naming the tensor.
-  CHECK(run_program("--memory frame-stack --corridor 8 --steps 0 --load-agent " + agent.string(),
-                    temp() / "other.log") == 1);
+  // Another memory is another network: refused, naming the input dimension, and nothing is written
+  // to the folder (not even provenance.txt).
+  const fs::path refused = temp() / "refused_load";
+  CHECK(run_program(
+            "--memory frame-stack --corridor 8 --steps 0 --load-agent " + agent.string() + " --out " + refused.string(),
+            temp() / "other.log") == 1);
   CHECK_THAT(
       memtrace::test::slurp(temp() / "other.log.err"),
       Catch::Contains("load_ppo_weights: " + agent.string() + ": the file's agent has input_dim 90, this one 405"));
+  CHECK_FALSE(fs::exists(refused / "provenance.txt"));
+  CHECK_FALSE(fs::exists(refused / "run.txt"));
   CHECK(run_program("--steps 2048 --save-agent " + (temp() / "no_such_folder" / "a.safetensors").string(),
                     temp() / "no_folder.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "no_folder.log.err"), Catch::Contains("no_such_folder does not exist"));
