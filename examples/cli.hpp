@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -15,6 +17,7 @@
 
 #include "build_info.hpp"
 #include "memtrace/experiment/results_folder.hpp"
+#include "memtrace/experiment/sweep_runner.hpp"
 
 namespace memtrace::examples {
 
@@ -183,6 +186,18 @@ inline void add_run_flags(CLI::App& app, RunFlags& flags, const std::string& run
                                                 const SweepFlags& flags, const Provenance& provenance) {
   return {dir, shard, std::vector<std::filesystem::path>(flags.shard_folders.begin(), flags.shard_folders.end()),
           provenance, flags.allow_version_change};
+}
+
+/// The exit status of a program whose sweep did not finish every run, std::nullopt if it did: 4 if
+/// runs failed (the runner listed them; the summary needs every run), 3 if --stop-after stopped it.
+[[nodiscard]] inline std::optional<int> unfinished(const SweepOutcome& outcome, const char* program) {
+  if (!outcome.failed.empty()) {
+    std::fprintf(stderr, "%s: %zu runs failed (listed above): no summary\n", program, outcome.failed.size());
+    return 4;
+  }
+  if (outcome.complete()) return std::nullopt;
+  std::printf("run the same command without --stop-after to resume them\n");
+  return 3;
 }
 
 }  // namespace memtrace::examples

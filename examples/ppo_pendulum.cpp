@@ -322,14 +322,7 @@ int sweep(const Options& o) {
                 },
                 // checkpoints: a run resumes from its checkpoint even with --checkpoint-every 0
                 {.threads = o.threads, .label = "ppo_pendulum runs", .checkpoints = true});
-  if (!outcome.failed.empty()) {  // listed by the runner; the summary needs every run
-    std::fprintf(stderr, "%s: %zu runs failed (listed above): no summary\n", "ppo_pendulum", outcome.failed.size());
-    return 4;
-  }
-  if (!outcome.complete()) {
-    std::printf("run the same command without --stop-after to resume them\n");
-    return 3;
-  }
+  if (const std::optional<int> status = examples::unfinished(outcome, "ppo_pendulum")) return *status;
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   // summary.csv: one row per observation and memory; gap_closed compares a memory with the velocity
   // hidden to the memoryless agent of the full observation (the same normalisation), from the

@@ -521,14 +521,7 @@ int sweep(const Options& o, bool lambdas_given) {
                 },
                 // checkpoints: a run resumes from its checkpoint even with --checkpoint-every 0
                 {.threads = o.threads, .label = "ppo_tmaze runs", .checkpoints = true});
-  if (!outcome.failed.empty()) {  // listed by the runner; the summary needs every run
-    std::fprintf(stderr, "%s: %zu runs failed (listed above): no summary\n", "ppo_tmaze", outcome.failed.size());
-    return 4;
-  }
-  if (!outcome.complete()) {
-    std::printf("run the same command without --stop-after to resume them\n");
-    return 3;
-  }
+  if (const std::optional<int> status = examples::unfinished(outcome, "ppo_tmaze")) return *status;
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
 
   // summary.csv: one row per memory, corridor and γ; figure.csv: the best γ of each memory and corridor.

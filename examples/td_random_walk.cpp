@@ -372,16 +372,11 @@ int run(const Options& o) {
   const std::size_t steps[] = {o.steps};
   const SweepRequest request = examples::sweep_request(dir, o.shard, o.split, o.provenance);
   const auto stopped = [] {
-    std::printf("run the same command without --stop-after to do the rest\n");
+    std::printf("run the same command without --stop-after to resume them\n");
     return 3;
   };
-  const auto failed = [](const SweepOutcome& outcome) {  // the runner listed them
-    std::fprintf(stderr, "td_random_walk: %zu runs failed (listed above): no summary\n", outcome.failed.size());
-    return 4;
-  };
   const SweepOutcome runs_done = sweep(plan, walk, o, steps, request, description, "runs.csv", false, "runs", true, 0);
-  if (!runs_done.failed.empty()) return failed(runs_done);
-  if (!runs_done.complete()) return stopped();
+  if (const std::optional<int> status = examples::unfinished(runs_done, "td_random_walk")) return *status;
   if (!o.shard.whole()) return 0;  // a shard writes its runs only: the summary needs every seed
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   // The exact analysis of every memory, for the summary (those no run of this invocation needed).
@@ -454,8 +449,7 @@ int run(const Options& o) {
     if (o.stop_after != 0 && runs_done.computed >= o.stop_after) return stopped();
     const SweepOutcome curves_done = sweep(curves, walk, o, points, request, description, "curve_runs.csv", true,
                                            "curves", false, runs_done.computed);
-    if (!curves_done.failed.empty()) return failed(curves_done);
-    if (!curves_done.complete()) return stopped();
+    if (const std::optional<int> status = examples::unfinished(curves_done, "td_random_walk")) return *status;
     const RunsBySetting curve_runs(read_csv(dir / "curve_runs.csv", 5), 5, 3, o.seeds);
     std::string curve = header;
     for (const Group& g : curves.groups)

@@ -1,14 +1,9 @@
 // Tests of learn/gae.hpp: GAE against hand-computed sequences with terminations, truncations (both
 // modes) and the rollout boundary, and the agent's advantages as GAE of its rollout.
 //
-// Compiled into the program of ppo_test.cpp, whose Eigen makes allocations and assertions throw:
-// every file of that program defines the same macros before Eigen (one definition of Eigen).
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <stdexcept>
-#define eigen_assert(x)                                                \
-  do {                                                                 \
-    if (!(x)) throw std::runtime_error("Eigen assertion failed: " #x); \
-  } while (false)
+// Compiled into the program of ppo_test.cpp, whose Eigen makes allocations and assertions throw
+// (eigen_throws.hpp, first in every file of that program).
+#include "eigen_throws.hpp"  // first: before Eigen
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -6,12 +6,7 @@
 // Eigen's heap allocations throw in this program while an AllocationGuard is alive
 // (EIGEN_RUNTIME_NO_MALLOC with eigen_assert throwing), so the no-allocation claim is checked inside
 // Eigen's products as well as for the network's own buffers (which are Eigen vectors).
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <stdexcept>
-#define eigen_assert(x)                                                \
-  do {                                                                 \
-    if (!(x)) throw std::runtime_error("Eigen assertion failed: " #x); \
-  } while (false)
+#include "eigen_throws.hpp"  // first: before Eigen
 
 #include <Eigen/Dense>
 #include <array>

@@ -2,14 +2,9 @@
 // (ppo_loss) against central finite differences, the loss terms against their formulas, the
 // agent's update as ppo_loss on gathered minibatches, and the refusals of ppo_loss and gather.
 //
-// Compiled into the program of ppo_test.cpp, whose Eigen makes allocations and assertions throw:
-// every file of that program defines the same macros before Eigen (one definition of Eigen).
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <stdexcept>
-#define eigen_assert(x)                                                \
-  do {                                                                 \
-    if (!(x)) throw std::runtime_error("Eigen assertion failed: " #x); \
-  } while (false)
+// Compiled into the program of ppo_test.cpp, whose Eigen makes allocations and assertions throw
+// (eigen_throws.hpp, first in every file of that program).
+#include "eigen_throws.hpp"  // first: before Eigen
 
 #include <Eigen/Core>
 #include <algorithm>

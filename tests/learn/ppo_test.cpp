@@ -6,12 +6,7 @@
 //
 // Heap allocations are counted in this program (a replaced global operator new) and Eigen's are
 // made to throw inside an AllocationGuard (EIGEN_RUNTIME_NO_MALLOC with eigen_assert throwing).
-#define EIGEN_RUNTIME_NO_MALLOC
-#include <stdexcept>
-#define eigen_assert(x)                                                \
-  do {                                                                 \
-    if (!(x)) throw std::runtime_error("Eigen assertion failed: " #x); \
-  } while (false)
+#include "eigen_throws.hpp"  // first: before Eigen
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -10,9 +10,7 @@
 #include <cstddef>
 
 #include "memtrace/concepts.hpp"
-#include "memtrace/learn/actor_critic.hpp"
 #include "memtrace/learn/distributions.hpp"
-#include "memtrace/learn/gaussian_actor_critic.hpp"
 #include "memtrace/learn/ppo_buffer.hpp"
 #include "memtrace/vocabulary.hpp"
 
