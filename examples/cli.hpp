@@ -77,8 +77,9 @@ inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string&
 /// Adds PPO's flags, each bound to its field of `p` (a PpoOptions; a template so that the programs
 /// without PPO do not compile it), their defaults those of the program's recipe: --n-envs, --n-steps,
 /// --gae-lambda, --epochs, --minibatches, --clip, --vf-coef, --ent-coef, --max-grad-norm, --lr,
-/// --constant-lr, --adam-eps, --hidden, --reward-scale and, for a Gaussian policy, --initial-log-std.
-/// The discount is each program's own (a sweep key in ppo_tmaze).
+/// --constant-lr, --adam-eps, --hidden, --reward-scale, --truncation (--textbook-truncation, 0.3's
+/// flag, is an alias of --truncation bootstrap) and, for a Gaussian policy, --initial-log-std. The
+/// discount is each program's own (a sweep key in ppo_tmaze).
 template <class PpoOptions>
 void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
   const auto in = [](const char* what, bool (*ok)(double)) { return number_check(what, ok); };
@@ -103,6 +104,23 @@ void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
       ->check(positive_int)
       ->expected(1, -1);
   app.add_option("--reward-scale", p.reward_scale, "Rewards are multiplied by it before GAE")->check(positive);
+  using Truncation = decltype(p.truncation);
+  auto* truncation =
+      app.add_option_function<std::string>(
+             "--truncation",
+             [&p](const std::string& mode) {
+               p.truncation = mode == "official" ? Truncation::official
+                              : mode == "cut"    ? Truncation::cut
+                                                 : Truncation::bootstrap;  // bootstrap, textbook
+             },
+             "What a time limit's last step bootstraps from: official (the paper's code: the next episode's first "
+             "state), bootstrap (Stable-Baselines3: the final observation's value) or cut (CleanRL: nothing, as a "
+             "termination); docs/control.md, \"Time limits\"")
+          ->check(CLI::IsMember({"official", "bootstrap", "textbook", "cut"}))
+          ->default_str(name(p.truncation));
+  app.add_flag_callback(
+         "--textbook-truncation", [&p] { p.truncation = Truncation::bootstrap; }, "--truncation bootstrap (0.3's flag)")
+      ->excludes(truncation);
   if (gaussian)
     app.add_option("--initial-log-std", p.initial_log_std, "The policy's initial log standard deviation")
         ->check(in("in [-10, 10]", [](double x) { return x >= -10 && x <= 10; }));
@@ -127,7 +145,8 @@ template <class PpoOptions>
           {"adam_eps", csv_field(p.adam.epsilon)},
           {"hidden", hidden},
           {"reward_scale", csv_field(p.reward_scale)},
-          {"initial_log_std", csv_field(p.initial_log_std)}};
+          {"initial_log_std", csv_field(p.initial_log_std)},
+          {"truncation", name(p.truncation)}};
 }
 
 /// Lines "name=value" of an experiment's description for the PPO settings of `p` that differ from

@@ -98,7 +98,8 @@ struct Options {
 
   /// The recipe that learns the pendulum in 1 M steps (docs/experiments.md): 16 environments x 64
   /// steps, 2 epochs of 4 minibatches (as light as the T-maze's), γ 0.9, lr 3e-3 annealed, no entropy
-  /// bonus, rewards scaled by 0.1.
+  /// bonus, rewards scaled by 0.1, time limits bootstrapped from the final observation (PpoOptions'
+  /// default truncation).
   static PpoOptions recipe() {
     PpoOptions p;
     p.n_envs = 16;
@@ -269,10 +270,11 @@ std::string describe(const Options& o) {
     << "\nreward_scale=" << csv_field(p.reward_scale) << "\ninitial_log_std=" << csv_field(p.initial_log_std)
     << "\nhidden=";
   for (const std::size_t h : p.hidden_sizes) d << h << ' ';
-  d << '\n'
+  // Always written: folders of 0.3, which truncated officially and wrote no line, are refused.
+  d << "\ntruncation=" << name(p.truncation) << '\n'
     << examples::ppo_settings_changed(p, Options::recipe(),
                                       {"n_envs", "n_steps", "epochs", "minibatches", "gae_lambda", "learning_rate",
-                                       "ent_coef", "reward_scale", "initial_log_std", "hidden"})
+                                       "ent_coef", "reward_scale", "initial_log_std", "hidden", "truncation"})
     << "isa=" << instruction_set() << '\n';
   return d.str();
 }

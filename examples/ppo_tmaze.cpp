@@ -83,6 +83,13 @@ MemoryChoice parse_memory(const std::string& name) {
 }
 
 struct Options {
+  /// The official recipe (docs/minigrid-tmaze.md, "PPO recipe"): PpoOptions' defaults with the
+  /// official code's truncation.
+  static PpoOptions recipe() {
+    PpoOptions p;
+    p.truncation = TruncationMode::official;
+    return p;
+  }
   // One run (the official README run by default).
   MemoryChoice memory;
   std::vector<double> lambdas{0.0, 0.985};  // --memory trace; --figure uses {0, (k-1)/k} unless given
@@ -98,8 +105,7 @@ struct Options {
   std::string load_agent, save_agent;   // one run: start from saved weights, save the trained ones
   examples::RunFlags run;               // --checkpoint-every, --stop-after
   CheckpointEvery checkpoint_every;     // --checkpoint-every, read
-  PpoOptions ppo;                       // every PPO constant (its discount is set from --discount or the sweep's)
-  bool textbook_truncation = false;
+  PpoOptions ppo = recipe();            // every PPO constant (its discount is set from --discount or the sweep's)
   std::string out = "ppo_tmaze_out";
   bool plot = true;
   std::size_t threads = 0;
@@ -170,7 +176,6 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
   PpoOptions po = o.ppo;
   po.discount = spec.discount;
   po.normalize_features = spec.memory.normalize;
-  po.truncation = o.textbook_truncation ? TruncationMode::textbook : TruncationMode::official;
   const std::uint64_t key = stream_key(o.seed, spec.seed);
   std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
   std::vector<M> memories(po.n_envs, memory);
@@ -433,7 +438,7 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << "\nmax_grad_norm=" << csv_field(p.max_grad_norm) << "\nlearning_rate=" << csv_field(p.learning_rate)
     << "\nanneal_lr=" << p.anneal_lr << "\nhidden=";
   for (std::size_t h : p.hidden_sizes) s << h << ' ';
-  s << "\ntruncation=" << (o.textbook_truncation ? "textbook" : "official") << "\ntrace_lambdas=";
+  s << "\ntruncation=" << name(p.truncation) << "\ntrace_lambdas=";
   if (lambdas_given)
     for (double l : o.lambdas) s << csv_field(l) << ' ';
   else
@@ -445,9 +450,10 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << (o.freeze_normalizer_at < 1.0 ? "\nfreeze_normalizer_at=" + csv_field(o.freeze_normalizer_at) : "")
     << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip)
     << " (memories named +norm)\n"
-    << examples::ppo_settings_changed(p, PpoOptions{},
-                                      {"n_envs", "n_steps", "gae_lambda", "epochs", "minibatches", "clip", "vf_coef",
-                                       "ent_coef", "max_grad_norm", "learning_rate", "anneal_lr", "hidden"})
+    << examples::ppo_settings_changed(
+           p, Options::recipe(),
+           {"n_envs", "n_steps", "gae_lambda", "epochs", "minibatches", "clip", "vf_coef", "ent_coef", "max_grad_norm",
+            "learning_rate", "anneal_lr", "hidden", "truncation"})
     << "isa=" << instruction_set() << '\n';  // float sums round differently with AVX2 and FMA
   return s.str();
 }
@@ -673,9 +679,6 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   examples::add_run_flags(app, o.run);
   examples::add_ppo_flags(app, o.ppo, false);
-  app.add_flag("--textbook-truncation", o.textbook_truncation,
-               "Bootstrap a truncated episode from its final observation (default: the official code's quirk, which "
-               "chains into the next episode)");
   app.add_option("--out", o.out, "Output folder (a sweep resumes the runs it holds)");
   app.add_flag("!--no-plot", o.plot, "Write the CSV files only");
   app.add_option("--threads", o.threads, "Worker threads of a sweep (0: all cores)")

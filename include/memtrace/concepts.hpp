@@ -134,9 +134,10 @@ concept FiniteActions = Pomdp<E, G> && std::unsigned_integral<action_t<E>> && re
 };
 
 /// Refinement: actions are real vectors (ContinuousAction) in the box [action_low(), action_high()]
-/// the environment declares, both of type action_t<E> and of the actions' dimension. An action
-/// outside the box is the environment's to clip (Gymnasium's convention), so that a Gaussian
-/// policy's unclipped sample is what it learns from.
+/// the environment declares, both of type action_t<E> and of the actions' dimension. Rollout clips
+/// every action into the box before step (Stable-Baselines3's and CleanRL's rule; a learner keeps
+/// the policy's unclipped sample), so an environment stepped by Rollout may assume its actions are
+/// inside it, unless the rollout was made with ActionClipping::off.
 template <class E, class G = DefaultGenerator>
 concept ContinuousActions = Pomdp<E, G> && ContinuousAction<action_t<E>> && requires(const E& cenv) {
   { cenv.action_low() } -> std::convertible_to<action_t<E>>;

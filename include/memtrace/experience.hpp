@@ -15,7 +15,7 @@ namespace memtrace {
 /// continuous action such as an Eigen vector: concepts.hpp, action_t). ActedStep is the index one.
 template <class A>
 struct BasicActedStep {
-  A action = initial_action();     ///< u_t, picked by the policy from features[i]
+  A action = initial_action();     ///< u_t as the environment got it (clipped into its box: Rollout)
   double reward = 0.0;             ///< r_{t+1}
   bool terminated = false;         ///< x_{t+1} is terminal: do not bootstrap from next_features[i]
   bool truncated = false;          ///< the episode was cut (time limit): bootstrap from next_features[i]
@@ -59,6 +59,10 @@ struct RolloutBatch {
   std::span<const BasicActedStep<A>> steps;  ///< action, reward and episode end
   std::span<const Phi> next_features;        ///< φ_{t+1}: the features after absorbing y_{t+1}, taken
                                              ///< before an episode-end reset (the "final observation")
+  /// The actions the policy chose, entry i for environment i, before Rollout clipped them into
+  /// their box (equal to steps[i].action where nothing was clipped); empty in a batch made by
+  /// hand, which means the steps' actions are the policy's.
+  std::span<const A> policy_actions = {};
 };
 
 }  // namespace memtrace

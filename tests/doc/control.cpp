@@ -160,7 +160,7 @@ bool ppo_own_loop() {
   Ppo<Eigen::VectorXf> agent(trace.dim(), 3, options, 3);
   PpoBuffer<Eigen::VectorXf, float> buffer = agent.make_buffer();
   PpoActing<Eigen::VectorXf, float> acting = agent.acting(buffer);  // the agent's acting side, bound to it
-  std::vector<Eigen::VectorXf> features(n);
+  std::vector<Eigen::VectorXf> features(n), next_features(n);
   std::vector<Action> actions(n);
   std::vector<ActedStep> steps(n);
   std::size_t env_steps = 0;
@@ -178,13 +178,11 @@ bool ppo_own_loop() {
         s.truncated = result.truncated;
         s.episode_return = (continuing ? s.episode_return : 0.0) + s.reward;
         s.episode_length = (continuing ? s.episode_length : 0) + 1;
-        if (s.terminated || s.truncated)
-          memories[i].reset(envs[i].reset(gens[i]));  // the next episode starts
-        else
-          memories[i].update(result.observation);
+        memories[i].update(result.observation);
+        next_features[i] = memories[i].features();  // at a time limit, what V(final observation) reads
+        if (s.terminated || s.truncated) memories[i].reset(envs[i].reset(gens[i]));  // the next episode starts
       }
-      acting.record(RolloutBatch<Eigen::VectorXf>{t, features, steps, {}});  // official truncation: no
-                                                                             // next features needed
+      acting.record(RolloutBatch<Eigen::VectorXf>{t, features, steps, next_features});
     }
     for (std::size_t i = 0; i < n; ++i) features[i] = memories[i].features();
     acting.bootstrap(std::span<const Eigen::VectorXf>(features));  // what the environments continue from

@@ -202,6 +202,38 @@ TEST_CASE("ppo_pendulum --quick resumes: a re-run finds every run done and write
   CHECK(read_text(quick_run() / "runs.csv") == runs);
 }
 
+TEST_CASE(
+    "ppo_pendulum --truncation: bootstrap by default, recorded in experiment.txt, --textbook-truncation its alias, "
+    "and official and cut learn from other targets") {
+  CHECK_THAT(read_text(quick_run() / "experiment.txt"), Catch::Contains("\ntruncation=bootstrap\n"));
+  // 8 updates of 16 x 64 steps: every environment's first episode is truncated at its 200th step.
+  const std::string flags = "--quick --seeds 2 --memories traces+norm --steps 8192 --no-plot --threads 2 ";
+  std::map<std::string, std::vector<std::string>> returns;  // train, eval and greedy returns by flag
+  for (const std::string mode :
+       {"--truncation bootstrap", "--textbook-truncation", "--truncation official", "--truncation cut"}) {
+    const fs::path out = temp() / ("truncation" + std::to_string(returns.size()));
+    REQUIRE(run_program(flags + mode + " --out " + out.string(), temp() / "truncation.log") == 0);
+    const std::string name = mode == "--textbook-truncation" ? "bootstrap" : mode.substr(mode.find(' ') + 1);
+    CHECK_THAT(read_text(out / "experiment.txt"), Catch::Contains("\ntruncation=" + name + "\n"));
+    const CsvTable runs = read_csv(out / "runs.csv");
+    REQUIRE(runs.rows.size() == 2);
+    for (const auto& row : runs.rows) returns[mode].insert(returns[mode].end(), row.begin() + 4, row.begin() + 7);
+    if (mode == "--truncation official") {  // a folder of another truncation is refused, unchanged
+      const std::string before = read_text(out / "runs.csv");
+      CHECK(run_program(flags + "--truncation cut --out " + out.string(), temp() / "refused.log") != 0);
+      CHECK(read_text(out / "runs.csv") == before);
+    }
+  }
+  CHECK(returns["--textbook-truncation"] == returns["--truncation bootstrap"]);
+  CHECK(returns["--truncation official"] != returns["--truncation bootstrap"]);
+  CHECK(returns["--truncation cut"] != returns["--truncation bootstrap"]);
+  CHECK(returns["--truncation cut"] != returns["--truncation official"]);
+  CHECK(run_program("--truncation textbooks", temp() / "bad_truncation.log") != 0);
+  CHECK_THAT(read_text(temp() / "bad_truncation.log.err"), Catch::Contains("--truncation"));
+  CHECK(run_program("--truncation cut --textbook-truncation", temp() / "both_truncations.log") != 0);
+  CHECK_THAT(read_text(temp() / "both_truncations.log.err"), Catch::Contains("--textbook-truncation"));
+}
+
 namespace {
 
 /// The lines of a CSV file without the columns `drop` (time columns), sorted.

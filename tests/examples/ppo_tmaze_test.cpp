@@ -173,6 +173,7 @@ TEST_CASE(
   const std::string experiment = memtrace::test::slurp(quick_run() / "experiment.txt");
   CHECK_THAT(experiment, Catch::Contains("\nisa="));
   CHECK_THAT(experiment, Catch::Contains("\nnormalizer=epsilon 1e-08 clip 10"));
+  CHECK_THAT(experiment, Catch::Contains("\ntruncation=official\n"));  // the official recipe's, as in 0.3
 }
 
 TEST_CASE(

@@ -43,7 +43,7 @@ ActedStep step_of(double reward, bool terminated = false, bool truncated = false
 }  // namespace
 
 TEST_CASE(
-    "GAE equals hand-computed sequences with termination, truncation (official and textbook) and the "
+    "GAE equals hand-computed sequences with termination, truncation (official, bootstrap and cut) and the "
     "rollout boundary",
     "[gae]") {
   // 3 environments x 4 steps, γ = 0.9, GAE λ = 0.8 (γλ = 0.72); sample s = 3t + i.
@@ -75,8 +75,8 @@ TEST_CASE(
       // env 2: A3 = 1 + 0.9*0.5 - 0.4 = 1.05; A2 = 0.27 - 0.3 + 0.72*1.05 = 0.816;
       //        A1 = 0.27 - 0.2 + 0.72*0.816 = 0.65752; A0 = 0.18 - 0.1 + 0.72*0.65752 = 0.5534144
       {0.5534144, 0.65752, 0.816, 1.05}};
-  // Textbook: a truncation bootstraps from V(final observation) and cuts the recursion.
-  const double textbook[3][4] = {
+  // Bootstrap: a truncation bootstraps from V(final observation) and cuts the recursion.
+  const double bootstrapped[3][4] = {
       {0.536, -0.2, 2.4076, 0.33},  // no truncation: as official
       // env 1: A3 = -1.22; A2 = 0.5 + 0.9*0.6 - 0.25 = 0.79 (cut); A1 = 1.725 + 0.72*0.79 = 2.2938;
       //        A0 = -1.45 + 0.72*2.2938 = 0.201536
@@ -84,11 +84,24 @@ TEST_CASE(
       // env 2: A3 = 1 + 0.9*0.9 - 0.4 = 1.41; A2 = 0.06 + 0.72*1.41 = 1.0752;
       //        A1 = 0.07 + 0.72*1.0752 = 0.844144; A0 = 0.08 + 0.72*0.844144 = 0.68778368
       {0.68778368, 0.844144, 1.0752, 1.41}};
+  // Cut: a truncation is a termination (neither the final value nor the next episode).
+  const double cut[3][4] = {
+      {0.536, -0.2, 2.4076, 0.33},  // no truncation: as official
+      // env 1: A3 = -1.22; A2 = 0.5 - 0.25 = 0.25 (cut); A1 = 1.725 + 0.72*0.25 = 1.905;
+      //        A0 = -1.45 + 0.72*1.905 = -0.0784
+      {-0.0784, 1.905, 0.25, -1.22},
+      // env 2: A3 = 1 - 0.4 = 0.6; A2 = 0.06 + 0.72*0.6 = 0.492; A1 = 0.07 + 0.72*0.492 = 0.42424;
+      //        A0 = 0.08 + 0.72*0.42424 = 0.3854528
+      {0.3854528, 0.42424, 0.492, 0.6}};
 
-  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::bootstrap, TruncationMode::cut}) {
     const GaeOptions options{0.9, 0.8, mode};
-    generalized_advantages<double>(options, n, steps, values, bootstrap, finals, adv, target);
-    const auto& expected = mode == TruncationMode::official ? official : textbook;
+    // Only bootstrap reads the final values: the other modes take an empty span.
+    generalized_advantages<double>(
+        options, n, steps, values, bootstrap,
+        mode == TruncationMode::bootstrap ? std::span<const double>(finals) : std::span<const double>(), adv, target);
+    const auto& expected =
+        mode == TruncationMode::official ? official : (mode == TruncationMode::cut ? cut : bootstrapped);
     for (std::size_t t = 0; t < 4; ++t)
       for (std::size_t i = 0; i < n; ++i) {
         INFO("mode " << static_cast<int>(mode) << ", env " << i << ", t " << t);
@@ -105,7 +118,7 @@ TEST_CASE(
   const std::vector<ActedStep> steps = {step_of(1.0), step_of(2.0, true, true)};
   const std::vector<double> values = {0.25, 0.5}, bootstrap = {10.0}, finals = {0.0, 7.0};
   std::vector<double> adv(2), target(2);
-  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::textbook}) {
+  for (const TruncationMode mode : {TruncationMode::official, TruncationMode::bootstrap, TruncationMode::cut}) {
     generalized_advantages<double>({0.5, 1.0, mode}, 1, steps, values, bootstrap, finals, adv, target);
     CHECK(adv[1] == 1.5);                                 // 2 - 0.5: neither the bootstrap (10) nor the final value (7)
     CHECK(adv[0] == 1.0 + 0.5 * 0.5 - 0.25 + 0.5 * 1.5);  // λ = 1: the full discounted return minus v
@@ -119,11 +132,11 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the agent's advantages are GAE of its rollout, bootstrapping from the given features and, in textbook "
+    "the agent's advantages are GAE of its rollout, bootstrapping from the given features and, in bootstrap "
     "mode, from the final observations (normalised with the statistics of the moment when the agent normalises)",
     "[gae][ppo]") {
-  for (const auto& variant : {std::pair{TruncationMode::official, false}, std::pair{TruncationMode::textbook, false},
-                              std::pair{TruncationMode::textbook, true}}) {
+  for (const auto& variant : {std::pair{TruncationMode::official, false}, std::pair{TruncationMode::bootstrap, false},
+                              std::pair{TruncationMode::bootstrap, true}, std::pair{TruncationMode::cut, false}}) {
     const TruncationMode mode = variant.first;
     const bool normalize = variant.second;  // a plain variable: Clang 14 cannot capture a structured binding
     PpoOptions o = small_options();

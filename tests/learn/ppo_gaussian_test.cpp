@@ -211,31 +211,65 @@ TEST_CASE("the whole PPO loss gradient of a Gaussian policy equals central finit
   CHECK(check.nonzero > check.count / 2);
 }
 
-TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclipped sample and its log-density",
-          "[ppo][gaussian]") {
+TEST_CASE(
+    "Ppo with a Gaussian policy acts through Rollout: the environment gets the action clipped into its box, the "
+    "buffer the unclipped sample and its log-density",
+    "[ppo][gaussian]") {
   PpoOptions o;
   o.n_envs = 3;
   o.n_steps = 4;
   o.minibatches = 2;
   o.total_updates = 1;
   o.hidden_sizes = {4};
+  for (const ActionClipping clipping : {ActionClipping::off, ActionClipping::to_box}) {
+    Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>> other(2, 2, o, 1);
+    other.networks().log_std().setConstant(1.0f);
+    std::vector<DefaultGenerator> gens;
+    for (std::size_t i = 0; i < 3; ++i) gens.push_back(make_stream(9, i));
+    Rollout rollout(std::vector<ContinuousCue>(3), std::vector(3, Trace(0.5, 2)), std::move(gens), clipping);
+    CHECK(rollout.clipping() == clipping);
+    auto other_buffer = other.make_buffer();
+    auto other_acting = other.acting(other_buffer);
+    std::size_t beyond = 0;
+    rollout.collect(other_acting, o.n_steps, [&](const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>& batch) {
+      REQUIRE(batch.policy_actions.size() == 3);
+      for (std::size_t i = 0; i < 3; ++i) {
+        const Eigen::Vector2d sample = batch.policy_actions[i];
+        beyond += sample.cwiseAbs().maxCoeff() > 2.0 ? 1 : 0;
+        if (clipping == ActionClipping::off)
+          CHECK(batch.steps[i].action == sample);
+        else
+          CHECK(batch.steps[i].action == sample.cwiseMax(-2.0).cwiseMin(2.0));
+      }
+      other_acting(batch);
+      for (std::size_t i = 0; i < 3; ++i)  // the sample, kept unclipped
+        CHECK(
+            other_buffer.actions.col(static_cast<Eigen::Index>((other_buffer.recorded() - 1) * 3 + i)).cast<double>() ==
+            batch.policy_actions[i]);
+    });
+    CHECK(beyond > 0);
+  }
+
   Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>> agent(2, 2, o, 1);
   agent.networks().log_std().setConstant(1.0f);  // σ = e: samples beyond the box [−2, 2] are common
   auto rollout = make_rollout(3, Trace(0.5, 2), 9);
   auto buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
-  std::vector<Eigen::Vector2d> applied;
+  std::vector<Eigen::Vector2d> applied, sampled;
   const auto record = [&](const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>& batch) {
     for (const auto& s : batch.steps) applied.push_back(s.action);
+    sampled.insert(sampled.end(), batch.policy_actions.begin(), batch.policy_actions.end());
     acting(batch);
   };
   rollout.collect(acting, o.n_steps, record);
   REQUIRE(applied.size() == 12);
+  REQUIRE(sampled.size() == 12);
   std::size_t beyond = 0;
   for (std::size_t s = 0; s < 12; ++s) {
     const Eigen::Vector2f stored = buffer.actions.col(static_cast<Eigen::Index>(s));
-    CHECK(stored.cast<double>() == applied[s]);  // what the environment got, before it clipped
-    beyond += applied[s].cwiseAbs().maxCoeff() > 2.0 ? 1 : 0;
+    CHECK(stored.cast<double>() == sampled[s]);  // the policy's sample, not the clipped action
+    CHECK(applied[s] == sampled[s].cwiseMax(-2.0).cwiseMin(2.0));
+    beyond += sampled[s].cwiseAbs().maxCoeff() > 2.0 ? 1 : 0;
   }
   CHECK(beyond > 0);
   // The stored log-densities are those of the stored actions under the acting policy.
@@ -266,6 +300,14 @@ TEST_CASE("Ppo with a Gaussian policy acts through Rollout: it stores the unclip
   const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d> batch{0, phis, steps, phis};
   CHECK_THROWS_WITH(acting.record(batch),
                     "PpoActing::record: batch.steps[1].action is not the action act chose for environment 1");
+  // With policy_actions (Rollout's batches) those are compared; the steps may hold them clipped.
+  std::vector<Eigen::Vector2d> chosen(actions.begin(), actions.end());
+  chosen[2][1] -= 0.25;
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>{0, phis, steps, phis, chosen}),
+                    "PpoActing::record: batch.policy_actions[2] is not the action act chose for environment 2");
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>{
+                        0, phis, steps, phis, std::span<const Eigen::Vector2d>(chosen).first(2)}),
+                    "PpoActing::record: batch.policy_actions holds 2 entries, expected options.n_envs = 3");
   CHECK(buffer.recorded() == 0);
   // Actions that cannot hold the policy's dimension are refused before anything changes: the step
   // acted on before stays, and is written as it was.
@@ -366,7 +408,7 @@ TEST_CASE("a Gaussian agent's run on the pendulum, checkpointed and resumed, end
   CHECK_THROWS_WITH(load_ppo_run(dir / "run.ckpt", wrong, wrong_rollout), Catch::Contains("initial_log_std"));
 }
 
-TEST_CASE("a double agent acting in float actions keeps exactly the action the environment got", "[ppo][gaussian]") {
+TEST_CASE("a double agent acting in float actions keeps exactly the float action it chose", "[ppo][gaussian]") {
   // The sample is rounded to the coarser scalar (float) before it is stored: record accepts it, and
   // the stored log-density is that of the float action.
   PpoOptions o;
@@ -380,14 +422,16 @@ TEST_CASE("a double agent acting in float actions keeps exactly the action the e
   Rollout rollout(std::vector<FloatCue>(2), std::vector<TraceD>(2, TraceD(0.5, 2)), std::move(gens));
   auto buffer = agent.make_buffer();
   auto acting = agent.acting(buffer);
-  std::vector<Eigen::Vector2f> applied;
+  std::vector<Eigen::Vector2f> sampled;
   rollout.collect(acting, o.n_steps, [&](const RolloutBatch<Eigen::VectorXd, Eigen::Vector2f>& batch) {
-    for (const auto& s : batch.steps) applied.push_back(s.action);
+    for (std::size_t i = 0; i < 2; ++i)  // the environment got the float action clipped into its box
+      CHECK(batch.steps[i].action == batch.policy_actions[i].cwiseMax(-2.0f).cwiseMin(2.0f));
+    sampled.insert(sampled.end(), batch.policy_actions.begin(), batch.policy_actions.end());
     acting(batch);
   });
-  REQUIRE(applied.size() == 12);
+  REQUIRE(sampled.size() == 12);
   for (std::size_t s = 0; s < 12; ++s)
-    CHECK(buffer.actions.col(static_cast<Eigen::Index>(s)) == applied[s].cast<double>());
+    CHECK(buffer.actions.col(static_cast<Eigen::Index>(s)) == sampled[s].cast<double>());
   acting.bootstrap(rollout.features());
   CHECK(std::isfinite(agent.update(buffer).loss));
 }

@@ -429,15 +429,16 @@ TEST_CASE(
     CHECK(allocations == 0);
     return truncations;
   };
+  o.truncation = TruncationMode::official;
   Ppo<Eigen::VectorXf> traces(90, 3, o, 1);  // dense float features, official truncation
   run(traces, TraceBank<dynamic, float>({0.0, 0.5}, 45, TraceInit::zero));
   PpoOptions normalised = o;
   normalised.normalize_features = true;
-  normalised.truncation = TruncationMode::textbook;
+  normalised.truncation = TruncationMode::bootstrap;
   Ppo<Eigen::VectorXf> normalised_traces(90, 3, normalised, 1);
   run(normalised_traces, TraceBank<dynamic, float>({0.0, 0.5}, 45, TraceInit::zero));
-  o.truncation = TruncationMode::textbook;  // the final observations' values too
-  Ppo<MultiHot<>> frames(180, 3, o, 1);     // MultiHot<dynamic> features of 4 frames
+  o.truncation = TruncationMode::bootstrap;  // the final observations' values too
+  Ppo<MultiHot<>> frames(180, 3, o, 1);      // MultiHot<dynamic> features of 4 frames
   CHECK(run(frames, FrameStack<MultiHot<9>>(4, 45, WindowPadding::zero)) > 0);
 }
 
@@ -535,7 +536,7 @@ TEST_CASE(
     "[ppo][normalizer]") {
   PpoOptions o = small_options();
   o.normalize_features = true;
-  o.truncation = TruncationMode::textbook;  // the final observations' values are normalised too
+  o.truncation = TruncationMode::bootstrap;  // the final observations' values are normalised too
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 3);
   // A slow trace: entries in [0, 1] whose variances are far from 1.
   auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{5, 0.9}, 4);
@@ -545,7 +546,7 @@ TEST_CASE(
   for (std::size_t u = 0; u < 3; ++u) {
     rollout.collect(acting, 8, [&](const RolloutBatch<Eigen::VectorXd>& b) {
       expected.update(b.features);  // what act saw, one batch a step
-      acting(b);  // writes the step; textbook truncation: the final observations' values read the statistics
+      acting(b);  // writes the step; bootstrap truncation: the final observations' values read the statistics
       for (std::size_t i = 0; i < 2; ++i) {
         // The value act kept is the critic's value of the normalised features.
         const auto s = static_cast<Eigen::Index>((buffer.recorded() - 1) * 2 + i);
@@ -851,7 +852,7 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   taken[0].action = actions[0];
   taken[1].action = (actions[1] + 1) % 3;
   const auto acted = buffer;
-  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}}),
+  CHECK_THROWS_WITH(acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, fitting}),
                     Catch::Contains("PpoActing::record: batch.steps[1].action is not the action act chose for "
                                     "environment 1"));
   CHECK(same_contents(buffer, acted));
@@ -862,17 +863,17 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   CHECK(same_contents(buffer, acted));
   CHECK(acting.acted());         // the step acted on stays: a refused act changes nothing
   taken[1].action = actions[1];  // the actions act chose
-  acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, {}});
+  acting.record(RolloutBatch<Eigen::VectorXd>{0, fitting, taken, fitting});
   CHECK(buffer.recorded() == 1);
   CHECK(buffer.actions[0] == actions[0]);
   CHECK(buffer.actions[1] == actions[1]);
   CHECK(buffer.features.block(1, 1).col(0) == fitting[1]);
-  // Textbook truncation: a final observation the normaliser refuses (non-finite) refuses the whole
+  // Bootstrap truncation: a final observation the normaliser refuses (non-finite) refuses the whole
   // step before any of it is written; the step acted on stays, and the corrected batch is written.
-  PpoOptions textbook = small_options();
-  textbook.truncation = TruncationMode::textbook;
-  textbook.normalize_features = true;
-  Agent finals(5, 3, textbook);
+  PpoOptions bootstrapping = small_options();
+  bootstrapping.truncation = TruncationMode::bootstrap;
+  bootstrapping.normalize_features = true;
+  Agent finals(5, 3, bootstrapping);
   auto finals_buffer = finals.make_buffer();
   auto finals_acting = finals.acting(finals_buffer);
   finals_acting.act(std::span<const Eigen::VectorXd>(fitting), std::span(gens), std::span(actions));
@@ -920,8 +921,18 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   CHECK_THROWS_WITH(generalized_advantages<double>({}, 2, steps, v, wrong, {}, out, out),
                     Catch::Contains("generalized_advantages: bootstrap_values has 3 entries, expected n_envs = 2"));
   CHECK_THROWS_WITH(
-      generalized_advantages<double>({0.9, 0.9, TruncationMode::textbook}, 2, steps, v, boot, {}, out, out),
-      Catch::Contains("generalized_advantages: final_values has 0 entries, expected 4"));
+      generalized_advantages<double>({0.9, 0.9, TruncationMode::bootstrap}, 2, steps, v, boot, {}, out, out),
+      Catch::Contains("generalized_advantages: final_values has 0 entries, expected 4 (bootstrap truncation)"));
+  CHECK_THROWS_WITH(
+      generalized_advantages<double>({0.9, 0.9, TruncationMode{7}}, 2, steps, v, boot, {}, out, out),
+      Catch::Contains("generalized_advantages: options.truncation must be official, bootstrap or cut, got 7"));
+  PpoOptions unknown = small_options();
+  unknown.truncation = TruncationMode{3};
+  CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double>(5, 3, unknown, 1)),
+                    Catch::Contains("options.truncation must be official, bootstrap or cut, got 3"));
+  CHECK(std::string(name(TruncationMode::bootstrap)) == "bootstrap");  // 0.3's name is an alias
+  CHECK(std::string(name(TruncationMode::cut)) == "cut");
+  CHECK(std::string(name(TruncationMode{3})) == "unknown");
 }
 
 }  // namespace ppo_test

@@ -1,6 +1,7 @@
 // The acting loop (loop/rollout.hpp): N = 1 is the hand-written loop, resets happen exactly
 // at episode ends, each environment's trajectory depends only on its own generator (not on N nor
 // on the order of the environments), memories that remember actions get them, bad input throws.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
@@ -456,6 +457,30 @@ struct Unboxed {
 };
 static_assert(Pomdp<Unboxed> && !ContinuousActions<Unboxed>);
 
+/// A plane that does not clip: it pays −|u|² for the action it gets, whatever its size (as MuJoCo's
+/// control costs do), and remembers the largest entry it got.
+struct Loose {
+  using action_type = Eigen::Vector2d;
+  double largest = 0.0;
+  template <class G>
+  Eigen::Vector2f reset(G&) {
+    return Eigen::Vector2f::Zero();
+  }
+  template <class G>
+  TimeStep<Eigen::Vector2f> step(const action_type& u, G&) {
+    largest = std::max(largest, u.cwiseAbs().maxCoeff());
+    return {u.cast<float>(), -u.squaredNorm(), false, false};
+  }
+  [[nodiscard]] action_type action_low() const { return action_type(-1.0, -0.5); }
+  [[nodiscard]] action_type action_high() const { return action_type(1.0, 0.5); }
+};
+
+/// A box whose low end lies above its high end.
+struct Inverted : Loose {
+  [[nodiscard]] action_type action_low() const { return action_type(0.0, 1.0); }
+  [[nodiscard]] action_type action_high() const { return action_type(1.0, 0.0); }
+};
+
 /// Torques of ±3 from the sign of sin θ's trace: beyond the box, so the pendulum clips them.
 struct Swing {
   template <class G>
@@ -482,7 +507,8 @@ TEST_CASE("Rollout with 2-dimensional continuous actions equals the hand-written
         REQUIRE(batch.steps.size() == 3);
         CHECK(batch.features[2] == memory.features());
         const Eigen::Vector2d u = PushBack{}.act(memory.features(), gen);
-        CHECK(batch.steps[2].action == u);  // bit for bit
+        CHECK(batch.policy_actions[2] == u);                             // bit for bit
+        CHECK(batch.steps[2].action == u.cwiseMax(-1.0).cwiseMin(1.0));  // what the plane got
         const auto step = env.step(u, gen);
         memory.update(step.observation);
         CHECK(batch.steps[2].reward == step.reward);
@@ -538,6 +564,46 @@ TEST_CASE("Rollout refuses a continuous action that is missing or not finite, an
                     "Rollout::step: the policy chose action entry 0 = nan for environment 1 (or wrote none)");
   unboxed.step(good);
   CHECK(unboxed.steps_taken() == 1);
+}
+
+TEST_CASE(
+    "Rollout clips continuous actions into the box of an environment that does not clip them, and with "
+    "ActionClipping::off hands them over unchanged",
+    "[rollout][continuous]") {
+  const PlaneTrace prototype(0.5, 2);
+  PushBack wild{.scale = -30.0};  // pushes away from the origin: actions far beyond the box
+  for (const ActionClipping clipping : {ActionClipping::to_box, ActionClipping::off}) {
+    Rollout rollout(std::vector<Loose>(2), std::vector<PlaneTrace>(2, prototype),
+                    std::vector{make_stream(6, 0), make_stream(6, 1)}, clipping);
+    std::size_t clipped = 0;
+    for (int t = 0; t < 20; ++t)
+      rollout.step(wild, [&](const RolloutBatch<Eigen::VectorXf, Eigen::Vector2d>& batch) {
+        for (std::size_t i = 0; i < 2; ++i) {
+          const Eigen::Vector2d chosen = batch.policy_actions[i], got = batch.steps[i].action;
+          const Eigen::Vector2d boxed =
+              chosen.cwiseMax(Eigen::Vector2d(-1.0, -0.5)).cwiseMin(Eigen::Vector2d(1.0, 0.5));
+          CHECK(got == (clipping == ActionClipping::to_box ? boxed : chosen));
+          CHECK(batch.steps[i].reward == -got.squaredNorm());  // the environment got `got`
+          const Eigen::Vector2f trace = 0.5f * batch.features[i] + 0.5f * got.cast<float>();  // y = u
+          CHECK((batch.next_features[i] - trace).cwiseAbs().maxCoeff() < 1e-5f);              // and so did the memory
+          clipped += got != chosen ? 1 : 0;
+        }
+      });
+    if (clipping == ActionClipping::to_box) {
+      CHECK(clipped > 0);
+      CHECK(rollout.env(0).largest <= 1.0);
+      CHECK(rollout.env(1).largest <= 1.0);
+    } else {
+      CHECK(clipped == 0);
+      CHECK(rollout.env(0).largest > 1.0);
+    }
+  }
+  CHECK_THROWS_WITH(Rollout(std::vector<Inverted>(2), std::vector<PlaneTrace>(2, prototype),
+                            std::vector{make_stream(6, 0), make_stream(6, 1)}),
+                    "Rollout: envs[0] has the box [1, 0] in entry 1: action_low() must be <= action_high()");
+  CHECK_THROWS_WITH(Rollout(std::vector<Loose>(1), std::vector<PlaneTrace>(1, prototype),
+                            std::vector{make_stream(6, 0)}, ActionClipping{2}),
+                    "Rollout: clipping must be to_box or off, got 2");
 }
 
 TEST_CASE("Rollout over the pendulum with a trace: actions clipped by the environment, state checkpointed",

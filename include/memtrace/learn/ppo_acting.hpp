@@ -79,13 +79,12 @@ class PpoActing {
     p.acted = true;
   }
 
-  /// Writes the step act acted on into the buffer (features, actions,
-  /// log-probabilities, values; rewards times options.reward_scale and episode ends; in textbook
-  /// truncation the value of the final observation of every episode truncated and not terminated,
-  /// from batch.next_features) and lists the episodes that ended (the first step of a rollout
-  /// clears the list of the last). Throws std::logic_error unless act acted on this step,
-  /// std::invalid_argument for a batch of the wrong size or whose actions are not the ones act
-  /// chose; a refused call changes nothing.
+  /// Writes the step act acted on into the buffer (features, the actions act sampled — not the
+  /// steps' actions Rollout clipped into the box —, log-probabilities, values; rewards times options.reward_scale and
+  /// episode ends; in bootstrap truncation the value of the final observation of every episode truncated and not
+  /// terminated, from batch.next_features) and lists the episodes that ended (the first step of a rollout clears the
+  /// list of the last). Throws std::logic_error unless act acted on this step, std::invalid_argument for a batch of the
+  /// wrong size or whose actions are not the ones act chose; a refused call changes nothing.
   template <class A>
   void record(const RolloutBatch<Phi, A>& batch) requires D::template acts_with<A> {
     buffer_type& buffer = *buffer_;
@@ -97,21 +96,26 @@ class PpoActing {
     if (batch.steps.size() != n)
       detail::invalid("PpoActing::record: batch.steps holds ", batch.steps.size(),
                       " entries, expected options.n_envs = ", n);
-    const bool textbook = o.truncation == TruncationMode::textbook;
-    if (textbook) {
+    const bool bootstrap = o.truncation == TruncationMode::bootstrap;
+    if (bootstrap) {
       if (batch.next_features.size() != n)
         detail::invalid("PpoActing::record: batch.next_features holds ", batch.next_features.size(),
                         " entries, expected options.n_envs = ", n);
       detail::check_ppo_features("PpoActing::record", "batch.next_features", batch.next_features, agent_->input_dim());
     }
+    // The policy's sample is what the buffer keeps; the steps may hold it clipped into the box.
+    const bool clipped = !batch.policy_actions.empty();
+    if (clipped && batch.policy_actions.size() != n)
+      detail::invalid("PpoActing::record: batch.policy_actions holds ", batch.policy_actions.size(),
+                      " entries, expected options.n_envs = ", n);
     for (std::size_t i = 0; i < n; ++i)
-      if (!D::holds(p.actions, i, batch.steps[i].action))
-        detail::invalid("PpoActing::record: batch.steps[", i, "].action is not the action act chose for environment ",
-                        i);
+      if (!D::holds(p.actions, i, clipped ? batch.policy_actions[i] : batch.steps[i].action))
+        detail::invalid("PpoActing::record: batch.", clipped ? "policy_actions[" : "steps[", i,
+                        clipped ? "]" : "].action", " is not the action act chose for environment ", i);
     const std::size_t base = buffer.recorded_ * n;
     // First what may still be refused (a final observation the normaliser refuses): the final
     // values, read through the bootstrap columns, which hold nothing until bootstrap.
-    if (textbook)
+    if (bootstrap)
       for (std::size_t i = 0; i < n; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated)
           buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);

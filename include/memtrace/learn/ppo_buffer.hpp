@@ -116,7 +116,7 @@ class PpoActing;  // learn/ppo_acting.hpp
 /// DiagonalGaussian: continuous ones). The agent's acting side (PpoActing) writes each step once,
 /// when its outcome is known: the features it acted on (normalised, if the agent normalises), the
 /// actions, log-probabilities and values, the rewards and episode ends, the episodes that ended
-/// and, in textbook truncation, the final values; then the bootstrap features (the n_envs columns
+/// and, in bootstrap truncation, the final values; then the bootstrap features (the n_envs columns
 /// after the samples). Ppo::update computes their values, the advantages and the targets, and
 /// empties it. The sizes and the fill level are read-only; the data are public for reading (tests,
 /// diagnostics): the agent checks their shapes where a buffer is bound (Ppo::acting) and where it
@@ -136,7 +136,7 @@ class PpoBuffer {
       steps;                   ///< per sample: the reward (times options.reward_scale: what GAE reads) and episode end
   Vector log_probs;            ///< per sample: log π_old(a|φ) at acting time
   Vector values;               ///< per sample: V(φ) at acting time
-  Vector final_values;         ///< per sample: V of a truncated episode's final features (textbook)
+  Vector final_values;         ///< per sample: V of a truncated episode's final features (bootstrap truncation)
   Vector bootstrap_values;     ///< per environment: V of the bootstrap features
   Vector advantages, targets;  ///< per sample: GAE's advantages and the value targets
   std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps (with unscaled returns)

@@ -18,21 +18,24 @@
 namespace memtrace {
 
 /// Every constant of PPO, with the official defaults (the README run of the paper's code:
-/// docs/minigrid-tmaze.md, "PPO recipe").
+/// docs/minigrid-tmaze.md, "PPO recipe") except truncation, which the official recipe sets to
+/// TruncationMode::official.
 struct PpoOptions {
   std::size_t n_envs = 16;    ///< environments acting in lockstep (the rollout's size)
   std::size_t n_steps = 128;  ///< rollout steps per update: an update learns from n_envs·n_steps samples
   double discount = 0.99;     ///< γ, in [0, 1]
   double gae_lambda = 0.95;   ///< GAE's λ, in [0, 1] (not the memory trace's λ)
-  TruncationMode truncation = TruncationMode::official;  ///< what a truncated episode bootstraps from
-  std::size_t epochs = 2;                                ///< passes over the samples per update
-  std::size_t minibatches = 8;                           ///< minibatches per pass; must divide n_envs·n_steps
-  double clip_epsilon = 0.2;                             ///< ε of the clipped ratio, > 0
-  double vf_coef = 0.5;                                  ///< weight of the value loss, >= 0
-  double ent_coef = 0.01;                                ///< weight of the entropy bonus, >= 0
-  double max_grad_norm = 0.5;                            ///< the global gradient-norm clip over all parameters, > 0
-  double learning_rate = 3e-4;                           ///< Adam's initial learning rate, >= 0
-  bool anneal_lr = true;                                 ///< decay the learning rate linearly to 0 over total_updates
+  /// What a truncated episode bootstraps from (docs/control.md, "Time limits"): γ·V(final
+  /// observation) by default; the official recipe (ppo_tmaze) sets official.
+  TruncationMode truncation = TruncationMode::bootstrap;
+  std::size_t epochs = 2;         ///< passes over the samples per update
+  std::size_t minibatches = 8;    ///< minibatches per pass; must divide n_envs·n_steps
+  double clip_epsilon = 0.2;      ///< ε of the clipped ratio, > 0
+  double vf_coef = 0.5;           ///< weight of the value loss, >= 0
+  double ent_coef = 0.01;         ///< weight of the entropy bonus, >= 0
+  double max_grad_norm = 0.5;     ///< the global gradient-norm clip over all parameters, > 0
+  double learning_rate = 3e-4;    ///< Adam's initial learning rate, >= 0
+  bool anneal_lr = true;          ///< decay the learning rate linearly to 0 over total_updates
   std::size_t total_updates = 0;  ///< the schedule's horizon in updates; 0: set_total_updates or the first train()
   std::vector<std::size_t> hidden_sizes = {64, 64};  ///< hidden layers of the actor and of the critic
   AdamOptions adam = {};                             ///< β1 0.9, β2 0.999, ε 1e-8 (outside the sqrt)
@@ -65,8 +68,9 @@ inline void check_ppo_options(const char* who, const PpoOptions& o, bool sparse_
   if (!(o.discount >= 0.0 && o.discount <= 1.0)) invalid(who, ": options.discount must be in [0, 1], got ", o.discount);
   if (!(o.gae_lambda >= 0.0 && o.gae_lambda <= 1.0))
     invalid(who, ": options.gae_lambda must be in [0, 1], got ", o.gae_lambda);
-  if (o.truncation != TruncationMode::official && o.truncation != TruncationMode::textbook)
-    invalid(who, ": options.truncation must be official or textbook, got ", static_cast<int>(o.truncation));
+  if (o.truncation != TruncationMode::official && o.truncation != TruncationMode::bootstrap &&
+      o.truncation != TruncationMode::cut)
+    invalid(who, ": options.truncation must be official, bootstrap or cut, got ", static_cast<int>(o.truncation));
   const auto finite = [](double x) { return std::isfinite(x); };
   if (!(o.clip_epsilon > 0.0 && finite(o.clip_epsilon)))
     invalid(who, ": options.clip_epsilon must be positive and finite, got ", o.clip_epsilon);

@@ -101,19 +101,20 @@ void train(Ppo<Phi, Scalar, Net>& agent, typename Ppo<Phi, Scalar, Net>::buffer_
 /// what the environment draws). Returns the episodes (env 0, step counted from the first step of
 /// the evaluation). It stops early after max_steps steps (an episode still running then is not
 /// returned): fewer than `episodes` come back when the cap binds, so that a policy that never ends
-/// its episodes is evaluated in bounded time. Throws std::invalid_argument for max_steps = 0 or a
-/// memory whose dim() is not input_dim().
+/// its episodes is evaluated in bounded time. Continuous actions are clipped into the
+/// environment's box as in training unless `clipping` is ActionClipping::off. Throws
+/// std::invalid_argument for max_steps = 0 or a memory whose dim() is not input_dim().
 template <class Phi, class Scalar, class Net, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
     Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
     std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
-    ActionSelection selection = ActionSelection::sample) {
+    ActionSelection selection = ActionSelection::sample, ActionClipping clipping = ActionClipping::to_box) {
   if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
     detail::invalid("evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", agent.input_dim());
   if (max_steps == 0) detail::invalid("evaluate: max_steps must be at least 1, got 0");
   std::vector<EpisodeEnd> out;
   out.reserve(episodes);
-  Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen});
+  Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen}, clipping);
   auto pi = agent.policy(selection);
   std::size_t t = 0;
   while (out.size() < episodes && t < max_steps) {
@@ -133,8 +134,9 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
 template <class Phi, class Scalar, class Net, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
     Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
-    ActionSelection selection, std::size_t max_steps = std::numeric_limits<std::size_t>::max()) {
-  return evaluate(agent, env, memory, gen, episodes, max_steps, selection);
+    ActionSelection selection, std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
+    ActionClipping clipping = ActionClipping::to_box) {
+  return evaluate(agent, env, memory, gen, episodes, max_steps, selection, clipping);
 }
 
 }  // namespace memtrace

@@ -300,7 +300,7 @@ struct EvaluationPoint {
 
 /// Evaluates the agent every `every` updates while it trains (Stable-Baselines3's EvalCallback):
 /// `episodes` episodes of a copy of `env` with a copy of `memory` (memtrace::evaluate, capped at
-/// `max_steps`, with `selection`), drawing from make_stream(stream_key(seed, update), 0), a stream
+/// `max_steps`, with `selection` and `clipping`), drawing from make_stream(stream_key(seed, update), 0), a stream
 /// of each evaluation's own (not one of make_stream(seed, i), even if `seed` is the run's key):
 /// training is unchanged (the agent's generator and statistics are not touched), and a resumed run
 /// evaluates each update exactly as a run never stopped. points() holds the evaluations of this
@@ -316,7 +316,8 @@ class EvaluateEvery {
   /// Throws std::invalid_argument for every = 0, episodes = 0 or max_steps = 0.
   EvaluateEvery(Agent& agent, Env env, M memory, std::uint64_t seed, std::size_t every, std::size_t episodes,
                 std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
-                ActionSelection selection = ActionSelection::sample, Callback on_evaluation = {})
+                ActionSelection selection = ActionSelection::sample, Callback on_evaluation = {},
+                ActionClipping clipping = ActionClipping::to_box)
       : agent_(&agent),
         env_(std::move(env)),
         memory_(std::move(memory)),
@@ -325,6 +326,7 @@ class EvaluateEvery {
         episodes_(episodes),
         max_steps_(max_steps),
         selection_(selection),
+        clipping_(clipping),
         on_evaluation_(std::move(on_evaluation)) {
     if (every == 0) detail::invalid("EvaluateEvery: every must be at least 1, got 0");
     if (episodes == 0) detail::invalid("EvaluateEvery: episodes must be at least 1, got 0");
@@ -334,8 +336,8 @@ class EvaluateEvery {
   bool operator()(const PpoStats& stats) {
     if (stats.update % every_ != 0) return true;
     DefaultGenerator gen = make_stream(stream_key(seed_, stats.update), 0);
-    points_.push_back(
-        {stats.update, stats.env_steps, evaluate(*agent_, env_, memory_, gen, episodes_, max_steps_, selection_)});
+    points_.push_back({stats.update, stats.env_steps,
+                       evaluate(*agent_, env_, memory_, gen, episodes_, max_steps_, selection_, clipping_)});
     if (on_evaluation_) on_evaluation_(points_.back());
     return true;
   }
@@ -349,6 +351,7 @@ class EvaluateEvery {
   std::uint64_t seed_;
   std::size_t every_, episodes_, max_steps_;
   ActionSelection selection_;
+  ActionClipping clipping_;
   Callback on_evaluation_;
   std::vector<EvaluationPoint> points_;
 };

@@ -1,9 +1,10 @@
 #pragma once
 // The loop that acts: N environments stepped in lockstep, each with its own memory and generator.
-// At each step the policy picks an action from every environment's features, every environment
-// steps, every memory absorbs (u, y) (or y alone if it does not remember actions), the step's batch
-// goes to a sink (a learner, a buffer, a logger), and environments whose episode ended (terminated
-// or truncated, the Gymnasium split) are reset together with their memory. See docs/control.md.
+// At each step the policy picks an action from every environment's features, a continuous action
+// is clipped into the environment's box, every environment steps, every memory absorbs (u, y) (or y alone if it does
+// not remember actions), the step's batch goes to a sink (a learner, a buffer, a logger), and environments whose
+// episode ended (terminated or truncated, the Gymnasium split) are reset together with their memory. See
+// docs/control.md.
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -23,13 +24,26 @@
 
 namespace memtrace {
 
+/// What Rollout does with a continuous action outside the environment's box
+/// [action_low(), action_high()] (ContinuousActions). See docs/control.md ("Actions in their box").
+enum class ActionClipping {
+  /// Clip it into the box before the environment steps (Stable-Baselines3's and CleanRL's rule):
+  /// the environment, the batch's steps and every memory that remembers actions get the clipped
+  /// action; the batch's policy_actions (and so a learner's buffer) keep the policy's sample.
+  to_box,
+  /// Pass it on as the policy chose it (an environment that charges for large actions, as
+  /// MuJoCo's do, or clips them itself).
+  off,
+};
+
 /// N environments (Pomdp), N memories of their observations and N generators, stepped in
 /// lockstep; N = 1 is allowed. Environment i draws everything (its resets, its steps and its
 /// policy's actions) from generator i, so its trajectory is the same whatever N is and in whatever
 /// order the loop visits the environments. The first step resets every environment and memory.
 /// Actions are of the environments' type action_t<Env>: indices (FiniteActions, checked against
-/// num_actions()), continuous (ContinuousActions, checked for their dimension and finiteness; the
-/// environment clips them to its box) or a user's own type (passed on unchecked).
+/// num_actions()), continuous (checked for their dimension and finiteness; with ContinuousActions
+/// clipped into the environment's box unless ActionClipping::off) or a user's own type (passed on
+/// unchecked).
 template <class Env, class M, std::uniform_random_bit_generator G = DefaultGenerator>
 requires Pomdp<Env, G>
 class Rollout {
@@ -49,8 +63,13 @@ class Rollout {
   using batch_type = RolloutBatch<features_type, action_type>;
 
   /// Environment i is stepped with memory i and generator i; the three must have one size >= 1.
-  Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens)
-      : envs_(std::move(envs)), memories_(std::move(memories)), gens_(std::move(gens)) {
+  /// With ContinuousActions, `clipping` says whether actions are clipped into each environment's
+  /// box, which is read here (every entry of action_low() must be <= that of action_high()).
+  Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens,
+          ActionClipping clipping = ActionClipping::to_box)
+      : envs_(std::move(envs)), memories_(std::move(memories)), gens_(std::move(gens)), clipping_(clipping) {
+    if (clipping != ActionClipping::to_box && clipping != ActionClipping::off)
+      detail::invalid("Rollout: clipping must be to_box or off, got ", static_cast<int>(clipping));
     if (envs_.empty()) detail::invalid("Rollout: envs must hold at least one environment, got none");
     if (memories_.size() != envs_.size())
       detail::invalid("Rollout: memories must hold one memory per environment (", envs_.size(), "), got ",
@@ -65,11 +84,13 @@ class Rollout {
         if (static_cast<std::size_t>(memories_[i].num_actions()) != static_cast<std::size_t>(envs_[i].num_actions()))
           detail::invalid("Rollout: memories[", i, "] remembers ", memories_[i].num_actions(), " actions but envs[", i,
                           "] has ", envs_[i].num_actions());
-    if constexpr (ContinuousActions<Env, G>)
+    if constexpr (ContinuousActions<Env, G>) {
       for (std::size_t i = 1; i < envs_.size(); ++i)
         if (envs_[i].action_low().size() != envs_[0].action_low().size())
           detail::invalid("Rollout: envs[", i, "] has actions of dimension ", envs_[i].action_low().size(),
                           ", envs[0] ", envs_[0].action_low().size(), ": one policy acts for all of them");
+      read_boxes();
+    }
     steps_.resize(envs_.size());
     actions_.resize(envs_.size(), step_type{}.action);  // never uninitialised memory
     saved_gens_.reserve(gens_.size());
@@ -88,9 +109,10 @@ class Rollout {
     started_ = true;
   }
 
-  /// One step of every environment: the policy acts on each environment's features, the
-  /// environments step, the memories absorb, sink(batch) is called (if given), then environments
-  /// whose episode ended are reset with their memory. P is a BatchPolicy or a Policy.
+  /// One step of every environment: the policy acts on each environment's features, continuous
+  /// actions are clipped into their box (ActionClipping::to_box), the environments step, the memories absorb,
+  /// sink(batch) is called (if given), then environments whose episode ended are reset with their memory. P is a
+  /// BatchPolicy or a Policy.
   ///
   /// An action out of range (or none written by a BatchPolicy) is refused before any environment
   /// moves, with the generators restored: the refused step changes nothing. If an environment, a
@@ -121,9 +143,10 @@ class Rollout {
       }
     }
     check_actions();  // before any environment moves
+    const std::vector<action_type>& taken = clip_to_boxes();
     try {
       for (std::size_t i = 0; i < n; ++i) {
-        const action_type& u = actions_[i];
+        const action_type& u = taken[i];
         const auto result = envs_[i].step(u, gens_[i]);
         if constexpr (ObservationActionMemory<M, observation_type, action_type>)
           memories_[i].update(u, result.observation);
@@ -139,7 +162,7 @@ class Rollout {
         s.episode_length = (continuing ? s.episode_length : 0) + 1;
         next_features_[i] = memories_[i].features();
       }
-      const batch_type batch{t_, features_, steps_, next_features_};
+      const batch_type batch{t_, features_, steps_, next_features_, actions_};
       sink(batch);
     } catch (...) {
       try {
@@ -169,6 +192,8 @@ class Rollout {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return envs_.size(); }
+  /// Whether continuous actions are clipped into the environments' boxes.
+  [[nodiscard]] ActionClipping clipping() const noexcept { return clipping_; }
   /// Lockstep steps taken so far.
   [[nodiscard]] std::size_t steps_taken() const noexcept { return t_; }
   /// The features environment i's policy acts on next (after the first step or reset()).
@@ -276,6 +301,37 @@ class Rollout {
     }
   }
 
+  /// The environments' boxes, read once: clipping allocates nothing per step.
+  void read_boxes() {
+    low_.clear();
+    high_.clear();
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      low_.push_back(static_cast<action_type>(envs_[i].action_low()));
+      high_.push_back(static_cast<action_type>(envs_[i].action_high()));
+      if (low_[i].size() != high_[i].size())
+        detail::invalid("Rollout: envs[", i, "].action_low() has ", low_[i].size(), " entries, action_high() ",
+                        high_[i].size());
+      for (Eigen::Index k = 0; k < low_[i].size(); ++k)
+        if (!(low_[i][k] <= high_[i][k]))
+          detail::invalid("Rollout: envs[", i, "] has the box [", low_[i][k], ", ", high_[i][k], "] in entry ", k,
+                          ": action_low() must be <= action_high()");
+    }
+    clipped_ = low_;  // the capacity of every clipped action
+  }
+
+  /// The actions the environments get: the policy's, clipped into their boxes with
+  /// ActionClipping::to_box and ContinuousActions.
+  const std::vector<action_type>& clip_to_boxes() {
+    if constexpr (ContinuousActions<Env, G>) {
+      if (clipping_ == ActionClipping::to_box) {
+        for (std::size_t i = 0; i < actions_.size(); ++i)
+          clipped_[i] = actions_[i].cwiseMax(low_[i]).cwiseMin(high_[i]);
+        return clipped_;
+      }
+    }
+    return actions_;
+  }
+
   void check_index(const char* who, std::size_t i) const {
     if (i >= envs_.size())
       detail::invalid(who, ": i must be below the number of environments ", envs_.size(), ", got ", i);
@@ -286,7 +342,9 @@ class Rollout {
   std::vector<G> gens_, saved_gens_;
   std::vector<features_type> features_, next_features_;
   std::vector<step_type> steps_;
-  std::vector<action_type> actions_;
+  std::vector<action_type> actions_;               // what the policy chose
+  std::vector<action_type> low_, high_, clipped_;  // ContinuousActions: the boxes and the clipped actions
+  ActionClipping clipping_ = ActionClipping::to_box;
   std::size_t t_ = 0;
   bool started_ = false;
 };
