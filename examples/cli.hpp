@@ -78,7 +78,8 @@ inline void add_sweep_flags(CLI::App& app, SweepFlags& flags, const std::string&
 /// without PPO do not compile it), their defaults those of the program's recipe: --n-envs, --n-steps,
 /// --gae-lambda, --epochs, --minibatches, --clip, --vf-coef, --ent-coef, --max-grad-norm, --lr,
 /// --constant-lr, --adam-eps, --hidden, --reward-scale, --truncation (--textbook-truncation, 0.3's
-/// flag, is an alias of --truncation bootstrap) and, for a Gaussian policy, --initial-log-std. The
+/// flag, is an alias of --truncation bootstrap), --target-kl, --normalize-rewards, --clip-value-loss
+/// and, for a Gaussian policy, --initial-log-std. The
 /// discount is each program's own (a sweep key in ppo_tmaze).
 template <class PpoOptions>
 void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
@@ -118,6 +119,15 @@ void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
              "termination); docs/control.md, \"Time limits\"")
           ->check(CLI::IsMember({"official", "bootstrap", "textbook", "cut"}))
           ->default_str(name(p.truncation));
+  app.add_option("--target-kl", p.target_kl,
+                 "Stop an update at the first minibatch whose approx_kl exceeds 1.5 x this (Stable-Baselines3's "
+                 "target_kl; 0: never)")
+      ->check(non_negative);
+  app.add_flag("--normalize-rewards", p.normalize_rewards,
+               "Divide rewards by the running std of the discounted returns, clipped to 10 (Stable-Baselines3's "
+               "VecNormalize(norm_reward=True))");
+  app.add_flag("--clip-value-loss", p.clip_value_loss,
+               "Clip the value loss around the rollout's values with --clip (CleanRL's clip_vloss)");
   app.add_flag_callback(
          "--textbook-truncation", [&p] { p.truncation = Truncation::bootstrap; }, "--truncation bootstrap (0.3's flag)")
       ->excludes(truncation);
@@ -146,7 +156,10 @@ template <class PpoOptions>
           {"hidden", hidden},
           {"reward_scale", csv_field(p.reward_scale)},
           {"initial_log_std", csv_field(p.initial_log_std)},
-          {"truncation", name(p.truncation)}};
+          {"truncation", name(p.truncation)},
+          {"target_kl", csv_field(p.target_kl)},
+          {"clip_value_loss", csv_field(int(p.clip_value_loss))},
+          {"normalize_rewards", csv_field(int(p.normalize_rewards))}};
 }
 
 /// Lines "name=value" of an experiment's description for the PPO settings of `p` that differ from

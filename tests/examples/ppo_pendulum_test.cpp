@@ -234,6 +234,27 @@ TEST_CASE(
   CHECK_THAT(read_text(temp() / "both_truncations.log.err"), Catch::Contains("--textbook-truncation"));
 }
 
+TEST_CASE(
+    "ppo_pendulum --target-kl, --normalize-rewards and --clip-value-loss run and are written to experiment.txt, and "
+    "only when given") {
+  const std::string quick = read_text(quick_run() / "experiment.txt");
+  for (const char* absent : {"target_kl=", "normalize_rewards=", "clip_value_loss=", "adam_eps="})
+    CHECK_THAT(quick, !Catch::Contains(absent));
+  const fs::path out = temp() / "recipe_options";
+  REQUIRE(run_program("--quick --seeds 2 --memories traces+norm --steps 4096 --no-plot --threads 2 --target-kl 0.02 "
+                      "--normalize-rewards --clip-value-loss --out " +
+                          out.string(),
+                      temp() / "recipe_options.log") == 0);
+  const std::string experiment = read_text(out / "experiment.txt");
+  CHECK_THAT(experiment, Catch::Contains("\ntarget_kl=0.02\n") && Catch::Contains("\nclip_value_loss=1\n") &&
+                             Catch::Contains("\nnormalize_rewards=1\n"));
+  const CsvTable runs = read_csv(out / "runs.csv");
+  REQUIRE(runs.rows.size() == 2);
+  for (const auto& row : runs.rows) CHECK(std::isfinite(parse_field<double>(row[runs.column("train_return")])));
+  CHECK(run_program("--target-kl -1", temp() / "bad_target_kl.log") != 0);
+  CHECK_THAT(read_text(temp() / "bad_target_kl.log.err"), Catch::Contains("--target-kl"));
+}
+
 namespace {
 
 /// The lines of a CSV file without the columns `drop` (time columns), sorted.

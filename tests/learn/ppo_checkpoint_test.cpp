@@ -98,6 +98,39 @@ TEST_CASE("an agent restored from a checkpoint continues bit for bit as the agen
     CHECK(evaluation(restored, traces) == evaluation(saved, traces));
   }
 
+  SECTION(
+      "target_kl and normalize_rewards: the Adam steps skipped and the reward statistics travel in the state, and "
+      "counters that do not add up are refused") {
+    PpoOptions o = options();
+    o.learning_rate = 0.05;  // large steps: target_kl stops updates
+    o.target_kl = 1e-4;
+    o.normalize_rewards = true;  // its returns and statistics travel too
+    Ppo<Eigen::VectorXf> saved(traces.dim(), 2, o, 1);
+    auto rollout = make_rollout(4, traces, 1);
+    train(saved, rollout, 3 * samples);
+    REQUIRE(saved.skipped_steps() > 0);
+    CHECK(saved.adam_steps() + saved.skipped_steps() == 3 * o.epochs * o.minibatches);
+    TensorFile file;
+    save_state(file, "agent.", saved);
+    auto rollout_copy = rollout;
+    Ppo<Eigen::VectorXf> restored(traces.dim(), 2, o, 99);
+    load_state(file, "agent.", restored);
+    CHECK(restored.skipped_steps() == saved.skipped_steps());
+    CHECK(restored.reward_normalizer() == saved.reward_normalizer());
+    CHECK(restored.reward_normalizer().statistics().count() > 0);
+    CHECK(restored.learning_rate() == saved.learning_rate());
+    train(saved, rollout, 3 * samples);
+    train(restored, rollout_copy, 3 * samples);
+    CHECK(same_state(saved, restored));
+    for (Tensor& t : file.tensors)
+      if (t.name == "agent.skipped_steps") t.integers[0] += 1;
+    Ppo<Eigen::VectorXf> refused(traces.dim(), 2, o, 99);
+    const std::size_t skipped = saved.skipped_steps();
+    CHECK_THROWS_WITH(load_state(file, "agent.", refused), Catch::Contains("skipped do not fit 3 updates of 8"));
+    CHECK(refused.skipped_steps() == 0);
+    CHECK(skipped > 0);
+  }
+
   SECTION("a network of one's own, through its parameter blocks") {
     PpoOptions o = options();
     o.normalize_features = false;

@@ -42,10 +42,14 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
   // samples, and the value and entropy terms are non-zero. The loss is ppo_loss itself, on a
   // minibatch gathered from the agent's buffer: a function of the networks, the minibatch and the
   // coefficients.
+  // A fourth clips the value loss (CleanRL's clip_vloss): some samples' values moved more than ε
+  // from the rollout's, so both terms of its max and the flat part of the clip are exercised.
   struct Setting {
     double clip_epsilon, vf_coef, ent_coef;
+    bool clip_value_loss = false;
   };
-  const Setting setting = GENERATE(Setting{0.2, 0.5, 0.01}, Setting{0.05, 0.5, 0.01}, Setting{0.2, 0.1, 0.3});
+  const Setting setting = GENERATE(Setting{0.2, 0.5, 0.01}, Setting{0.05, 0.5, 0.01}, Setting{0.2, 0.1, 0.3},
+                                   Setting{0.2, 0.5, 0.01, true});
   PpoOptions o = small_options();
   o.clip_epsilon = setting.clip_epsilon;
   o.vf_coef = setting.vf_coef;
@@ -61,9 +65,31 @@ TEST_CASE("the whole PPO loss gradient equals central finite differences for eve
   const std::vector<std::size_t> samples = {3, 14, 0, 7, 9, 12, 1, 5, 15, 10, 6};
   PpoMinibatch<Eigen::VectorXd, double> minibatch;
   minibatch.gather(buffer, samples);
-  const PpoLossCoefficients coefficients{setting.clip_epsilon, setting.vf_coef, setting.ent_coef};
+  const PpoLossCoefficients coefficients{setting.clip_epsilon, setting.vf_coef, setting.ent_coef,
+                                         setting.clip_value_loss};
   ActorCritic<double>& nets = agent.networks();
   const PpoLoss at = ppo_loss(nets, minibatch, coefficients, false);
+  if (setting.clip_value_loss) {  // the value term is the documented max, and larger than unclipped
+    const Eigen::RowVectorXd v = nets.critic().forward(minibatch.features.block(0, samples.size()));
+    double expected = 0;
+    std::size_t clipped = 0, flat = 0;
+    for (Eigen::Index j = 0; j < v.size(); ++j) {
+      const double old = minibatch.old_values[j], target = minibatch.targets[j];
+      const double clipped_v = old + std::clamp(v[j] - old, -setting.clip_epsilon, setting.clip_epsilon);
+      const double a = (v[j] - target) * (v[j] - target), b = (clipped_v - target) * (clipped_v - target);
+      expected += 0.5 * std::max(a, b);
+      clipped += b > a ? 1 : 0;
+      flat += b > a && std::abs(v[j] - old) >= setting.clip_epsilon ? 1 : 0;
+    }
+    CHECK(at.value_loss == Approx(expected / static_cast<double>(v.size())).epsilon(1e-12));
+    INFO("samples whose clipped term is the larger: " << clipped << ", of them flat: " << flat);
+    CHECK(clipped > 0);
+    CHECK(flat > 0);
+    CHECK(clipped < samples.size());
+    CHECK(at.value_loss >
+          ppo_loss(nets, minibatch, PpoLossCoefficients{setting.clip_epsilon, setting.vf_coef, setting.ent_coef}, false)
+              .value_loss);
+  }
   INFO("clip fraction " << at.clip_fraction << ", entropy " << at.entropy << ", value loss " << at.value_loss);
   REQUIRE(at.clip_fraction > 0.0);
   REQUIRE(at.clip_fraction < 1.0);
@@ -138,6 +164,7 @@ TEST_CASE("a minibatch gathers the buffer's samples, and the agent's update is p
     const auto jj = static_cast<Eigen::Index>(j), s = static_cast<Eigen::Index>(samples[j]);
     CHECK(minibatch.actions[j] == buffer.actions[samples[j]]);
     CHECK(minibatch.old_log_probs[jj] == buffer.log_probs[s]);
+    CHECK(minibatch.old_values[jj] == buffer.values[s]);
     CHECK(minibatch.advantages[jj] == buffer.advantages[s]);
     CHECK(minibatch.targets[jj] == buffer.targets[s]);
     CHECK(minibatch.features.block(0, 5).col(jj) == buffer.features.block(samples[j], 1).col(0));

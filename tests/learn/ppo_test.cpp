@@ -165,6 +165,149 @@ TEST_CASE("the learning rate decays linearly over updates x epochs x minibatches
   CHECK(same_parameters(set, manual));
 }
 
+TEST_CASE(
+    "target_kl stops an update at the minibatch whose approx_kl exceeds 1.5 target_kl, before its step, and the "
+    "schedule goes on as if nothing was skipped",
+    "[ppo][schedule]") {
+  PpoOptions o = small_options();
+  o.epochs = 4;
+  o.minibatches = 2;
+  o.anneal_lr = true;
+  o.total_updates = 3;
+  o.learning_rate = 0.05;  // large steps: the policy moves far within one update
+  PpoOptions kl = o;
+  kl.target_kl = 1e-4;
+  Ppo<Eigen::VectorXd, double> plain(5, 3, o, 4), stopped(5, 3, kl, 4);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 6);
+  auto buffer = collect(stopped, rollout);
+  auto same_buffer = buffer;
+  const DefaultGenerator before = stopped.generator();  // to replay the update's permutations
+  const PpoStats stats = stopped.update(buffer);
+  plain.update(same_buffer);
+  REQUIRE(stats.stopped_at_target_kl);
+  const std::size_t k = stats.minibatches;  // the minibatch that stopped it, counted from 1
+  INFO("stopped at minibatch " << k << " of 8");
+  REQUIRE(k >= 2);  // the first minibatch sees the acting policy: approx_kl 0
+  REQUIRE(k < 8);
+  CHECK(stopped.adam_steps() == k - 1);
+  CHECK(stats.adam_steps == k - 1);
+  CHECK(stopped.skipped_steps() == 8 - (k - 1));
+  CHECK(plain.skipped_steps() == 0);
+  CHECK(!plain.last_stats().stopped_at_target_kl);
+  CHECK(plain.last_stats().minibatches == 8);
+  // The learning rate goes on from update 1's end, as the agent that took every step.
+  CHECK(stopped.learning_rate() == plain.learning_rate());
+  CHECK(stopped.learning_rate() == Approx(0.05 * (1 - 8.0 / 24)).epsilon(1e-15));
+  // Minibatch k, at the parameters the update ended with (no step after it), exceeds the limit.
+  DefaultGenerator gen = before;
+  std::vector<std::size_t> permutation(16);
+  for (std::size_t epoch = 0; epoch <= (k - 1) / 2; ++epoch) {
+    for (std::size_t s = 0; s < 16; ++s) permutation[s] = s;
+    for (std::size_t s = 16; s-- > 1;) std::swap(permutation[s], permutation[uniform_index(gen, s + 1)]);
+  }
+  PpoMinibatch<Eigen::VectorXd, double> last;
+  last.gather(same_buffer, std::span<const std::size_t>(permutation.data() + (k - 1) % 2 * 8, 8));
+  CHECK(ppo_loss(stopped.networks(), last, stopped.loss_coefficients(), false).approx_kl > 1.5e-4);
+  CHECK(stopped.generator() == gen);  // no permutation drawn after the stop
+  // The next update starts at the scheduled rate.
+  auto next = collect(stopped, rollout);
+  const PpoStats second = stopped.update(next);
+  CHECK(second.first_learning_rate == Approx(0.05 * (1 - 8.0 / 24)).epsilon(1e-15));
+
+  // A limit never reached changes nothing, bit for bit.
+  PpoOptions loose = o;
+  loose.target_kl = 1e9;
+  Ppo<Eigen::VectorXd, double> a(5, 3, o, 8), b(5, 3, loose, 8);
+  auto ra = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 2);
+  auto rb = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 2);
+  train(a, ra, 48);
+  train(b, rb, 48);
+  CHECK(same_parameters(a, b));
+  CHECK(b.skipped_steps() == 0);
+
+  CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double>(
+                        5, 3,
+                        [&] {
+                          PpoOptions bad = o;
+                          bad.target_kl = -1;
+                          return bad;
+                        }(),
+                        1)),
+                    Catch::Contains("Ppo: options.target_kl must be finite and >= 0, got -1"));
+}
+
+TEST_CASE("an update reports the critic's explained variance of its rollout's targets", "[ppo]") {
+  PpoOptions o = small_options();
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 3);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 5);
+  auto buffer = collect(agent, rollout);
+  double tm = 0, em = 0;
+  for (Eigen::Index s = 0; s < 16; ++s) {
+    tm += buffer.targets[s] / 16;
+    em += (buffer.targets[s] - buffer.values[s]) / 16;
+  }
+  double tv = 0, ev = 0;
+  for (Eigen::Index s = 0; s < 16; ++s) {
+    tv += (buffer.targets[s] - tm) * (buffer.targets[s] - tm);
+    ev += (buffer.targets[s] - buffer.values[s] - em) * (buffer.targets[s] - buffer.values[s] - em);
+  }
+  REQUIRE(tv > 0);
+  const PpoStats& stats = agent.update(buffer);
+  CHECK(stats.explained_variance == Approx(1 - ev / tv).epsilon(1e-12));
+  CHECK(stats.explained_variance < 1.0);
+  CHECK(stats.minibatches == o.epochs * o.minibatches);
+  CHECK(!stats.stopped_at_target_kl);
+}
+
+TEST_CASE(
+    "with normalize_rewards the buffer holds the rewards a RewardNormalizer of the agent's environments and discount "
+    "gives, after reward_scale, and refuses a reward that is not finite",
+    "[ppo]") {
+  PpoOptions o = small_options();
+  o.normalize_rewards = true;
+  o.reward_scale = 0.5;
+  o.discount = 0.9;
+  Ppo<Eigen::VectorXd, double> agent(5, 3, o, 2);
+  RewardNormalizer expected(2, 0.9);
+  auto rollout = make_rollout(2, Wander{}, DenseTrace<Eigen::VectorXd>{}, 4);
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
+  std::vector<double> rewards;
+  double raw_sum = 0;
+  rollout.collect(acting, o.n_steps, [&](const RolloutBatch<Eigen::VectorXd>& batch) {
+    expected.normalize(batch.steps, 0.5, [&](std::size_t, double r) { rewards.push_back(r); });
+    for (const ActedStep& s : batch.steps) raw_sum += s.reward;
+    acting(batch);
+  });
+  REQUIRE(rewards.size() == 16);
+  for (std::size_t s = 0; s < 16; ++s) CHECK(buffer.steps[s].reward == rewards[s]);
+  CHECK(agent.reward_normalizer() == expected);
+  double episodes = 0;
+  for (const EpisodeEnd& e : buffer.episodes) episodes += e.episode_return;
+  CHECK(std::isfinite(episodes));
+  CHECK(raw_sum != 0.0);
+  // A reward that is not finite is refused before anything is written.
+  auto next = agent.make_buffer();
+  auto next_acting = agent.acting(next);
+  std::vector<Eigen::VectorXd> phis(2, Eigen::VectorXd::Zero(5));
+  std::vector<DefaultGenerator> gens{DefaultGenerator(1), DefaultGenerator(2)};
+  std::vector<Action> actions(2);
+  next_acting.act(std::span<const Eigen::VectorXd>(phis), std::span(gens), std::span(actions));
+  std::vector<ActedStep> steps(2);
+  steps[0].action = actions[0];
+  steps[1].action = actions[1];
+  steps[1].reward = std::numeric_limits<double>::quiet_NaN();
+  const RewardNormalizer before = agent.reward_normalizer();
+  CHECK_THROWS_WITH(next_acting.record(RolloutBatch<Eigen::VectorXd>{0, phis, steps, phis}),
+                    Catch::Contains("RewardNormalizer::normalize: the reward of environment 1 is nan"));
+  CHECK(next.recorded() == 0);
+  CHECK(agent.reward_normalizer() == before);
+  PpoOptions bad = o;
+  bad.reward_normalizer.epsilon = 0;
+  CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double>(5, 3, bad, 1)),
+                    Catch::Contains("options.reward_normalizer.epsilon must be positive"));
+}
+
 TEST_CASE("one global gradient-norm clip acts on both networks together", "[ppo][clip]") {
   // The unclipped gradients of the first (and only) minibatch, from an agent that never clips.
   PpoOptions o = small_options();

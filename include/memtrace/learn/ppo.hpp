@@ -37,6 +37,7 @@
 #include "memtrace/learn/ppo_loss.hpp"
 #include "memtrace/learn/ppo_options.hpp"
 #include "memtrace/learn/ppo_policy.hpp"
+#include "memtrace/learn/reward_normalizer.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
 
@@ -189,8 +190,11 @@ class Ppo {
     const double advantage_mean = buffer.advantages.template cast<double>().mean();
     stats.advantage_std =
         std::sqrt((buffer.advantages.template cast<double>().array() - advantage_mean).square().mean());
+    stats.explained_variance = explained_variance(buffer);
     double sums[7] = {};
-    for (std::size_t epoch = 0; epoch < options_.epochs; ++epoch) {
+    std::size_t losses = 0, steps = 0;
+    const double kl_limit = 1.5 * options_.target_kl;  // Stable-Baselines3's margin
+    for (std::size_t epoch = 0; epoch < options_.epochs && !stats.stopped_at_target_kl; ++epoch) {
       for (std::size_t s = 0; s < samples_; ++s) permutation_[s] = s;
       for (std::size_t s = samples_; s-- > 1;)
         std::swap(permutation_[s], permutation_[static_cast<std::size_t>(uniform_index(gen_, s + 1))]);
@@ -198,23 +202,32 @@ class Ppo {
         minibatch_.gather(buffer,
                           std::span<const std::size_t>(permutation_.data() + m * minibatch_size_, minibatch_size_));
         const PpoLoss l = ppo_loss(nets_, minibatch_, loss_coefficients(), true, workspace_);
+        ++losses;
+        const double terms[6] = {l.loss, l.policy_loss, l.value_loss, l.entropy, l.approx_kl, l.clip_fraction};
+        for (int k = 0; k < 6; ++k) sums[k] += terms[k];
+        if (options_.target_kl > 0.0 && l.approx_kl > kl_limit) {  // before this minibatch's step
+          stats.stopped_at_target_kl = true;
+          break;
+        }
         const double norm = clip_by_global_norm(options_.max_grad_norm, nets_.gradients());
         const double rate = learning_rate();
-        if (epoch == 0 && m == 0) stats.first_learning_rate = rate;
+        if (steps == 0) stats.first_learning_rate = rate;
         stats.last_learning_rate = rate;
         adam_.step(nets_.parameters(), nets_.gradients(), rate);
-        const double terms[7] = {l.loss, l.policy_loss, l.value_loss, l.entropy, l.approx_kl, l.clip_fraction, norm};
-        for (int k = 0; k < 7; ++k) sums[k] += terms[k];
+        ++steps;
+        sums[6] += norm;
       }
     }
-    const auto c = static_cast<double>(count);
+    skipped_steps_ += count - steps;  // the schedule goes on as if they were taken
+    const auto c = static_cast<double>(losses);
+    stats.minibatches = losses;
     stats.loss = sums[0] / c;
     stats.policy_loss = sums[1] / c;
     stats.value_loss = sums[2] / c;
     stats.entropy = sums[3] / c;
     stats.approx_kl = sums[4] / c;
     stats.clip_fraction = sums[5] / c;
-    stats.grad_norm = sums[6] / c;
+    stats.grad_norm = steps == 0 ? std::numeric_limits<double>::quiet_NaN() : sums[6] / static_cast<double>(steps);
     ++updates_;
     stats.update = updates_;
     stats.env_steps = updates_ * samples_;
@@ -224,9 +237,9 @@ class Ppo {
     return stats_.stats();
   }
 
-  /// The loss's coefficients of the options (ε, vf_coef, ent_coef), for ppo_loss.
+  /// The loss's coefficients of the options (ε, vf_coef, ent_coef, clip_value_loss), for ppo_loss.
   [[nodiscard]] PpoLossCoefficients loss_coefficients() const noexcept {
-    return {options_.clip_epsilon, options_.vf_coef, options_.ent_coef};
+    return {options_.clip_epsilon, options_.vf_coef, options_.ent_coef, options_.clip_value_loss};
   }
 
   /// The policy (the network's policy head, sampled or greedy), recording nothing: for evaluation
@@ -278,13 +291,17 @@ class Ppo {
     if (total_updates == 0) detail::invalid("Ppo::set_total_updates: total_updates must be at least 1, got 0");
     set_horizon("Ppo::set_total_updates", total_updates);
   }
-  /// The learning rate of the next Adam step: lr0·(1 − min(c, T)/T) with c = adam_steps() and
-  /// T = total_updates()·epochs·minibatches when annealing, lr0 otherwise.
+  /// The learning rate of the next Adam step: lr0·(1 − min(c, T)/T) with c = adam_steps() +
+  /// skipped_steps() and T = total_updates()·epochs·minibatches when annealing, lr0 otherwise.
   [[nodiscard]] double learning_rate() const noexcept {
     if (!options_.anneal_lr) return options_.learning_rate;
     if (horizon_ == 0) return options_.learning_rate;
-    return LinearSchedule(options_.learning_rate, horizon_ * options_.epochs * options_.minibatches)(adam_.count());
+    return LinearSchedule(options_.learning_rate,
+                          horizon_ * options_.epochs * options_.minibatches)(adam_.count() + skipped_steps_);
   }
+  /// Adam steps that target_kl skipped so far (0 without it): adam_steps() + skipped_steps() =
+  /// updates()·epochs·minibatches.
+  [[nodiscard]] std::size_t skipped_steps() const noexcept { return skipped_steps_; }
   /// The feature normaliser (dim 0 unless options.normalize_features).
   [[nodiscard]] const FeatureNormalizer& normalizer() const noexcept { return normalizer_; }
   /// Replaces the normaliser (a saved agent's, say: FeatureNormalizer's constructor from
@@ -305,6 +322,11 @@ class Ppo {
   /// Stops (and resumes) act's updates of the normaliser's statistics (FeatureNormalizer::freeze).
   void freeze_normalizer() noexcept { normalizer_.freeze(); }
   void unfreeze_normalizer() noexcept { normalizer_.unfreeze(); }
+  /// The reward normaliser (of no environments unless options.normalize_rewards).
+  [[nodiscard]] const RewardNormalizer& reward_normalizer() const noexcept { return reward_normalizer_; }
+  /// Stops (and resumes) record's updates of the returns and their statistics.
+  void freeze_reward_normalizer() noexcept { reward_normalizer_.freeze(); }
+  void unfreeze_reward_normalizer() noexcept { reward_normalizer_.unfreeze(); }
   /// The statistics of the last update.
   [[nodiscard]] const PpoStats& last_stats() const noexcept { return stats_.stats(); }
   /// The agent's generator (parameters at construction, permutations at every epoch).
@@ -361,6 +383,8 @@ class Ppo {
   void prepare() {
     distribution_type::check_policy_dim("Ppo", static_cast<std::size_t>(nets_.policy_dim()));
     if (options_.normalize_features) normalizer_ = FeatureNormalizer(input_dim(), options_.normalizer);
+    if (options_.normalize_rewards)
+      reward_normalizer_ = RewardNormalizer(options_.n_envs, options_.discount, options_.reward_normalizer);
     permutation_.resize(samples_);
     stats_.reserve(samples_);
     minibatch_.reserve(input_dim(), minibatch_size_, stored_action_dim());
@@ -399,6 +423,28 @@ class Ppo {
     shape("bootstrap_values.size()", size(buffer.bootstrap_values), options_.n_envs);
   }
 
+  /// 1 − Var[target − v] / Var[target] over the buffer (population variances, in double; NaN when
+  /// Var[target] = 0). Two passes, no allocation.
+  static double explained_variance(const buffer_type& buffer) {
+    const Eigen::Index n = buffer.targets.size();
+    const auto target = [&](Eigen::Index s) { return static_cast<double>(buffer.targets[s]); };
+    const auto error = [&](Eigen::Index s) { return target(s) - static_cast<double>(buffer.values[s]); };
+    double target_mean = 0, error_mean = 0;
+    for (Eigen::Index s = 0; s < n; ++s) {
+      target_mean += target(s);
+      error_mean += error(s);
+    }
+    target_mean /= static_cast<double>(n);
+    error_mean /= static_cast<double>(n);
+    double target_var = 0, error_var = 0;
+    for (Eigen::Index s = 0; s < n; ++s) {
+      target_var += (target(s) - target_mean) * (target(s) - target_mean);
+      error_var += (error(s) - error_mean) * (error(s) - error_mean);
+    }
+    if (target_var == 0.0) return std::numeric_limits<double>::quiet_NaN();
+    return 1.0 - error_var / target_var;
+  }
+
   /// Throws unless buffer is full and bootstrapped.
   void check_learnable(const char* who, const buffer_type& buffer) const {
     check_buffer(who, buffer);
@@ -414,8 +460,9 @@ class Ppo {
   std::size_t minibatch_size_;  // samples per minibatch
   DefaultGenerator gen_;
   Network nets_;
-  Adam<Scalar> adam_;             // over nets_.parameters(), block after block
-  FeatureNormalizer normalizer_;  // dim 0 unless options_.normalize_features
+  Adam<Scalar> adam_;                   // over nets_.parameters(), block after block
+  FeatureNormalizer normalizer_;        // dim 0 unless options_.normalize_features
+  RewardNormalizer reward_normalizer_;  // of no environments unless options_.normalize_rewards
   std::size_t horizon_ = options_.total_updates;
 
   std::vector<std::size_t> permutation_;
@@ -423,6 +470,7 @@ class Ppo {
   PpoLossWorkspace<Scalar, distribution_type> workspace_;
 
   std::size_t updates_ = 0;
+  std::size_t skipped_steps_ = 0;  // Adam steps target_kl skipped: the schedule counts them
   detail::PpoStatsRecord stats_;
 };
 

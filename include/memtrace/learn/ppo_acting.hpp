@@ -119,6 +119,11 @@ class PpoActing {
       for (std::size_t i = 0; i < n; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated)
           buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);
+    // Normalised rewards (a reward that is not finite is refused before anything changes) go into
+    // the step's slot, which the loop below completes.
+    if (o.normalize_rewards)
+      agent_->reward_normalizer_.normalize(
+          batch.steps, o.reward_scale, [&](std::size_t i, double reward) { buffer.steps[base + i].reward = reward; });
     if (buffer.recorded_ == 0) buffer.episodes.clear();
     for (std::size_t i = 0; i < n; ++i) {
       const auto s = static_cast<Eigen::Index>(base + i), ii = static_cast<Eigen::Index>(i);
@@ -127,7 +132,8 @@ class PpoActing {
       D::copy(buffer.actions, base + i, p.actions, i);
       buffer.log_probs[s] = p.log_probs[ii];
       buffer.values[s] = p.values[ii];
-      buffer.steps[base + i] = {step.reward * o.reward_scale, step.terminated, step.truncated};  // exact for scale 1
+      const double reward = o.normalize_rewards ? buffer.steps[base + i].reward : step.reward * o.reward_scale;
+      buffer.steps[base + i] = {reward, step.terminated, step.truncated};  // exact for scale 1
       if (step.terminated || step.truncated)
         buffer.episodes.push_back(
             {i, buffer.recorded_, step.episode_return, step.episode_length, step.terminated, step.truncated});

@@ -210,6 +210,7 @@ struct PpoMinibatch {
   FeatureColumns<Phi, Scalar> features;  ///< the samples' features (normalised as stored)
   actions_type actions;                  ///< the actions taken
   Vector old_log_probs;                  ///< log π_old(a|φ)
+  Vector old_values;                     ///< V_old(φ): the values the rollout acted with
   Vector advantages;                     ///< GAE's advantages (not yet normalised)
   Vector targets;                        ///< value targets
   std::size_t count = 0;                 ///< samples gathered (the columns in use)
@@ -223,6 +224,7 @@ struct PpoMinibatch {
     features.resize(dim, capacity);
     Distribution::resize(actions, action_dim, capacity);
     old_log_probs.resize(cols);
+    old_values.resize(cols);
     advantages.resize(cols);
     targets.resize(cols);
   }
@@ -234,7 +236,7 @@ struct PpoMinibatch {
     const std::size_t n = buffer.samples();
     const auto sized = [n](const Vector& v) { return static_cast<std::size_t>(v.size()) == n; };
     if (buffer.features.size() != n + buffer.n_envs() || Distribution::count(buffer.actions) != n ||
-        !sized(buffer.log_probs) || !sized(buffer.advantages) || !sized(buffer.targets))
+        !sized(buffer.log_probs) || !sized(buffer.values) || !sized(buffer.advantages) || !sized(buffer.targets))
       detail::invalid("PpoMinibatch::gather: buffer's members do not have its shape (", n,
                       " samples): make it with Ppo::make_buffer()");
     for (std::size_t j = 0; j < samples.size(); ++j)
@@ -248,6 +250,7 @@ struct PpoMinibatch {
       features.copy_from(j, buffer.features, s);
       Distribution::copy(actions, j, buffer.actions, s);
       old_log_probs[jj] = buffer.log_probs[ss];
+      old_values[jj] = buffer.values[ss];
       advantages[jj] = buffer.advantages[ss];
       targets[jj] = buffer.targets[ss];
     }

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memtrace/checkpoint.hpp"
@@ -55,6 +56,11 @@ namespace detail {
   // those checkpoints still load (an agent with another value refuses them all the same).
   if (o.reward_scale != 1.0) out << "reward_scale=" << message(o.reward_scale) << '\n';
   if (o.initial_log_std != 0.0) out << "initial_log_std=" << message(o.initial_log_std) << '\n';
+  if (o.target_kl != 0.0) out << "target_kl=" << message(o.target_kl) << '\n';
+  if (o.clip_value_loss) out << "clip_value_loss=1\n";
+  if (o.normalize_rewards)
+    out << "normalize_rewards=1\nreward_normalizer.epsilon=" << message(o.reward_normalizer.epsilon)
+        << "\nreward_normalizer.clip=" << message(o.reward_normalizer.clip) << '\n';
   return out.str();
 }
 
@@ -99,11 +105,16 @@ struct PpoStateAccess {
   }
   template <class Agent, class M, class V>
   static void restore(Agent& a, const DefaultGenerator& gen, std::size_t updates, std::size_t horizon,
-                      const M& first_moment, const V& second_moment, std::size_t adam_count) {
+                      const M& first_moment, const V& second_moment, std::size_t adam_count, std::size_t skipped) {
     a.adam_.set_state(first_moment, second_moment, adam_count);  // checks: the one step that may throw
     a.gen_ = gen;
     a.updates_ = updates;
     a.horizon_ = horizon;
+    a.skipped_steps_ = skipped;
+  }
+  template <class Agent>
+  static void set_reward_normalizer(Agent& a, RewardNormalizer r) noexcept {
+    a.reward_normalizer_ = std::move(r);
   }
 };
 
@@ -118,6 +129,9 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
   ///   adam.first_moment, adam.second_moment, adam.count   the optimiser;
   ///   generator              the agent's Xoshiro256StarStar (4 words);
   ///   updates, total_updates the update count and the schedule's horizon;
+  ///   skipped_steps          with options().target_kl: the Adam steps it skipped (U64 []);
+  ///   reward_normalizer.count, .mean, .squared_deviations, .frozen, .returns (F64 [n_envs])
+  ///                          with options().normalize_rewards;
   ///   normalizer.count, normalizer.mean, normalizer.squared_deviations, normalizer.frozen
   ///                          with options().normalize_features;
   /// and the metadata entry `prefix` + "options" (every option, detail::ppo_options_text). Not in
@@ -143,6 +157,7 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       finite("normalizer.mean", agent.normalizer().mean());
       finite("normalizer.squared_deviations", agent.normalizer().squared_deviations());
     }
+    if (agent.options().normalize_rewards) finite("reward_normalizer.returns", agent.reward_normalizer().returns());
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
       const auto block = detail::parameter_block(parameters, b);
       put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()}, {block.begin(), block.end()});
@@ -155,12 +170,22 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
     save_state(file, prefix, Access::generator(agent));
     put_integers(file, prefix + "updates", {}, {Access::updates(agent)});
     put_integers(file, prefix + "total_updates", {}, {agent.total_updates()});
+    if (agent.options().target_kl != 0.0) put_integers(file, prefix + "skipped_steps", {}, {agent.skipped_steps()});
     if (agent.options().normalize_features) {
       const FeatureNormalizer& n = agent.normalizer();
       put_integers(file, prefix + "normalizer.count", {}, {n.count()});
       file.tensors.push_back(to_tensor(prefix + "normalizer.mean", n.mean()));
       file.tensors.push_back(to_tensor(prefix + "normalizer.squared_deviations", n.squared_deviations()));
       put_integers(file, prefix + "normalizer.frozen", {}, {n.frozen() ? 1u : 0u});
+    }
+    if (agent.options().normalize_rewards) {
+      const RewardNormalizer& r = agent.reward_normalizer();
+      put_integers(file, prefix + "reward_normalizer.count", {}, {r.statistics().count()});
+      put_reals(file, prefix + "reward_normalizer.mean", {1}, {r.statistics().mean()[0]});
+      put_reals(file, prefix + "reward_normalizer.squared_deviations", {1}, {r.statistics().squared_deviations()[0]});
+      put_integers(file, prefix + "reward_normalizer.frozen", {}, {r.frozen() ? 1u : 0u});
+      put_reals(file, prefix + "reward_normalizer.returns", {r.n_envs()},
+                {r.returns().data(), r.returns().data() + r.returns().size()});
     }
     file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
   }
@@ -169,9 +194,9 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
   /// features: afterwards it acts and learns exactly as the saved agent would have. Throws
   /// std::invalid_argument starting "load_state: " for options that differ (naming the first),
   /// a missing tensor, one of another dtype or shape, non-finite values, a negative second moment, an
-  /// all-zero generator, counters that do not fit each other (Adam's steps are updates x epochs x
-  /// minibatches; the horizon's steps must not overflow) or normaliser statistics FeatureNormalizer
-  /// refuses; every check runs before anything changes, so a refused file changes nothing.
+  /// all-zero generator, counters that do not fit each other (Adam's steps and those target_kl
+  /// skipped are updates x epochs x minibatches; the horizon's steps must not overflow) or normaliser statistics
+  /// FeatureNormalizer refuses; every check runs before anything changes, so a refused file changes nothing.
   static void load(const TensorFile& file, const std::string& prefix, Ppo<Phi, Scalar, Network>& agent) {
     const PpoOptions& o = agent.options();
     const auto parameters = agent.networks().parameters();
@@ -179,8 +204,9 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
     std::vector<const std::vector<double>*> saved(blocks);
     DefaultGenerator gen;
     FeatureNormalizer normalizer;
+    RewardNormalizer reward_normalizer;
     const std::vector<double>*m = nullptr, *v = nullptr;
-    std::uint64_t adam_count = 0, updates = 0, horizon = 0;
+    std::uint64_t adam_count = 0, updates = 0, horizon = 0, skipped = 0;
     try {
       const auto options = file.metadata.find(prefix + "options");
       if (options == file.metadata.end()) detail::invalid("the file has no metadata \"", prefix, "options\"");
@@ -205,9 +231,13 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       load_state(file, prefix, gen);
       updates = state_integer(file, prefix + "updates");
       horizon = state_integer(file, prefix + "total_updates");
+      if (o.target_kl != 0.0) skipped = state_integer(file, prefix + "skipped_steps");
       const std::size_t steps = o.epochs * o.minibatches;  // the agent checked that it does not overflow
-      if (updates > std::numeric_limits<std::uint64_t>::max() / steps || adam_count != updates * steps)
-        detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps do not fit ", updates, " updates of ", steps);
+      if (updates > std::numeric_limits<std::uint64_t>::max() / steps || skipped > updates * steps ||
+          adam_count != updates * steps - skipped)
+        detail::invalid(prefix, "adam.count: ", adam_count, " Adam steps",
+                        o.target_kl != 0.0 ? message(" and ", skipped, " skipped") : std::string(), " do not fit ",
+                        updates, " updates of ", steps);
       if (horizon > std::numeric_limits<std::uint64_t>::max() / steps)
         detail::invalid(prefix, "total_updates: ", horizon, " updates of ", steps, " Adam steps overflow");
       if (o.normalize_features) {
@@ -218,12 +248,25 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
         normalizer = detail::restore_normalizer(count, mean, m2, o.normalizer);
         if (state_flag(file, prefix + "normalizer.frozen")) normalizer.freeze();
       }
+      if (o.normalize_rewards) {
+        const std::uint64_t count = state_integer(file, prefix + "reward_normalizer.count");
+        const auto& mean = state_reals(file, prefix + "reward_normalizer.mean", {1});
+        const auto& m2 = state_reals(file, prefix + "reward_normalizer.squared_deviations", {1});
+        const auto& returns = state_reals(file, prefix + "reward_normalizer.returns", {o.n_envs});
+        FeatureNormalizer statistics = detail::restore_normalizer(count, mean, m2, o.reward_normalizer);
+        if (state_flag(file, prefix + "reward_normalizer.frozen")) statistics.freeze();
+        reward_normalizer = RewardNormalizer(
+            std::move(statistics),
+            Eigen::Map<const Eigen::VectorXd>(returns.data(), static_cast<Eigen::Index>(returns.size())), o.discount);
+      }
       // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
       const auto as_vector = [](const std::vector<double>& x) {
         return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
       };
       detail::PpoStateAccess::restore(agent, gen, static_cast<std::size_t>(updates), static_cast<std::size_t>(horizon),
-                                      as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count));
+                                      as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count),
+                                      static_cast<std::size_t>(skipped));
+      if (o.normalize_rewards) detail::PpoStateAccess::set_reward_normalizer(agent, std::move(reward_normalizer));
     } catch (const std::invalid_argument& e) {
       std::string_view why = e.what();
       if (why.starts_with("load_state: ")) why.remove_prefix(12);  // the shared readers' own prefix

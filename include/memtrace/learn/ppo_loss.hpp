@@ -18,18 +18,19 @@ namespace memtrace {
 
 /// The loss's coefficients (PpoOptions holds them with the same names and defaults).
 struct PpoLossCoefficients {
-  double clip_epsilon = 0.2;  ///< ε of the clipped ratio, > 0
-  double vf_coef = 0.5;       ///< weight of the value loss, >= 0
-  double ent_coef = 0.01;     ///< weight of the entropy bonus, >= 0
+  double clip_epsilon = 0.2;     ///< ε of the clipped ratio, > 0
+  double vf_coef = 0.5;          ///< weight of the value loss, >= 0
+  double ent_coef = 0.01;        ///< weight of the entropy bonus, >= 0
+  bool clip_value_loss = false;  ///< CleanRL's clip_vloss (reads the minibatch's old_values)
 };
 
 /// The terms of the PPO loss on one minibatch (means over its samples), and two diagnostics.
 struct PpoLoss {
-  double loss = 0;           ///< policy_loss + vf_coef·value_loss − ent_coef·entropy
-  double policy_loss = 0;    ///< −mean min(r Â, clip(r, 1 − ε, 1 + ε) Â)
-  double value_loss = 0;     ///< mean 0.5 (v − target)²
-  double entropy = 0;        ///< mean entropy of the policy
-  double approx_kl = 0;      ///< mean (r − 1) − log r
+  double loss = 0;         ///< policy_loss + vf_coef·value_loss − ent_coef·entropy
+  double policy_loss = 0;  ///< −mean min(r Â, clip(r, 1 − ε, 1 + ε) Â)
+  double value_loss = 0;  ///< mean 0.5 (v − target)² (clipped: mean 0.5 max((v − target)², (v_clip − target)²))
+  double entropy = 0;     ///< mean entropy of the policy
+  double approx_kl = 0;   ///< mean (r − 1) − log r
   double clip_fraction = 0;  ///< fraction of samples with |r − 1| > ε
 };
 
@@ -63,7 +64,10 @@ struct PpoLossWorkspace {
 /// of a DiagonalGaussian, e.g. GaussianActorCritic): one forward pass of both heads,
 ///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
 ///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
-///   − ent_coef·mean H(π).
+///   − ent_coef·mean H(π);
+/// with coefficients.clip_value_loss the value term is mean 0.5 max((v − target)², (v_clip − target)²),
+/// v_clip = v_old + clip(v − v_old, −ε, ε) (CleanRL's clip_vloss; its gradient is 0 where the
+/// clipped term is larger and |v − v_old| >= ε).
 /// With gradients = true the networks' gradients() are overwritten with d loss / dθ (through
 /// nets.backward); nothing is clipped or stepped. Nothing else changes but the networks' forward
 /// caches and the workspace. Throws std::invalid_argument for an empty minibatch, a count beyond
@@ -90,6 +94,9 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribut
       b > static_cast<std::size_t>(
               std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
     detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
+  if (coefficients.clip_value_loss && b > static_cast<std::size_t>(minibatch.old_values.size()))
+    detail::invalid("ppo_loss: coefficients.clip_value_loss reads minibatch.old_values, which holds ",
+                    minibatch.old_values.size(), " values for ", b, " samples");
   if (minibatch.features.dim() != static_cast<std::size_t>(nets.input_dim()))
     detail::invalid("ppo_loss: minibatch.features has dimension ", minibatch.features.dim(),
                     ", expected the networks' input_dim = ", nets.input_dim());
@@ -137,9 +144,19 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribut
     coef[jj] = unclipped ? -adv * scale * ratio : Scalar(0);  // d loss / d log π(a)
     kl += static_cast<double>((ratio - Scalar(1)) - log_ratio);
     clipped += std::abs(static_cast<double>(ratio) - 1.0) > coefficients.clip_epsilon ? 1.0 : 0.0;
-    const Scalar error = v_new(0, jj) - minibatch.targets[jj];
+    Scalar error = v_new(0, jj) - minibatch.targets[jj];
+    bool flat = false;  // the clipped term is the larger and clip() is flat there: no gradient
+    if (coefficients.clip_value_loss) {
+      const auto eps = static_cast<Scalar>(coefficients.clip_epsilon);
+      const Scalar change = v_new(0, jj) - minibatch.old_values[jj];
+      const Scalar clipped_error = minibatch.old_values[jj] + std::clamp(change, -eps, eps) - minibatch.targets[jj];
+      if (clipped_error * clipped_error > error * error) {
+        flat = !(std::abs(change) < eps);
+        error = clipped_error;
+      }
+    }
     value_loss += 0.5 * static_cast<double>(error) * static_cast<double>(error);
-    dv(0, jj) = vf * error * scale;
+    dv(0, jj) = flat ? Scalar(0) : vf * error * scale;
     entropy += static_cast<double>(h[jj]);
   }
   const double nb = static_cast<double>(b);

@@ -13,6 +13,7 @@
 #include "memtrace/learn/adam.hpp"
 #include "memtrace/learn/feature_normalizer.hpp"
 #include "memtrace/learn/gae.hpp"
+#include "memtrace/learn/reward_normalizer.hpp"
 #include "memtrace/vocabulary.hpp"
 
 namespace memtrace {
@@ -49,6 +50,17 @@ struct PpoOptions {
   double reward_scale = 1.0;
   /// The initial log standard deviation of the default Gaussian network (GaussianActorCritic), finite.
   double initial_log_std = 0.0;
+  /// Early stopping (Stable-Baselines3's target_kl; 0: off): an update stops, before its step, at
+  /// the first minibatch whose approx_kl exceeds 1.5·target_kl, and skips the rest of its epochs;
+  /// the learning rate's schedule goes on as if no step was skipped. >= 0 and finite.
+  double target_kl = 0.0;
+  /// Normalise rewards as Stable-Baselines3's VecNormalize(norm_reward=True) (a RewardNormalizer
+  /// the agent owns, of its n_envs and discount; after reward_scale): r / sqrt(Var[R] + ε) clipped.
+  bool normalize_rewards = false;
+  NormalizerOptions reward_normalizer = {};  ///< ε 1e-8, clip 10 (used with normalize_rewards)
+  /// Clip the value loss as CleanRL's clip_vloss: 0.5·max((v − R)², (v_old + clip(v − v_old, ±ε) − R)²)
+  /// with ε = clip_epsilon and v_old the rollout's value.
+  bool clip_value_loss = false;
 };
 
 namespace detail {
@@ -100,21 +112,31 @@ inline void check_ppo_options(const char* who, const PpoOptions& o, bool sparse_
   if (!(o.reward_scale > 0.0 && finite(o.reward_scale)))
     invalid(who, ": options.reward_scale must be positive and finite, got ", o.reward_scale);
   if (!finite(o.initial_log_std)) invalid(who, ": options.initial_log_std must be finite, got ", o.initial_log_std);
+  if (o.normalize_rewards) FeatureNormalizer::check_options(who, "options.reward_normalizer.", o.reward_normalizer);
+  if (!(o.target_kl >= 0.0 && finite(o.target_kl)))
+    invalid(who, ": options.target_kl must be finite and >= 0, got ", o.target_kl);
   if (o.anneal_lr && o.total_updates != 0 && checked_mul(o.total_updates, o.epochs * o.minibatches) == 0)
     invalid(who, ": options.total_updates·epochs·minibatches overflows, total_updates = ", o.total_updates);
 }
 }  // namespace detail
 
-/// What one update did: the means of the loss terms over its epochs x minibatches, the learning
-/// rates of its first and last Adam steps, and the episodes that ended in its rollout.
+/// What one update did: the means of the loss terms over its minibatches (epochs x minibatches, or
+/// fewer when target_kl stopped it), the learning rates of its first and last Adam steps, and the
+/// episodes that ended in its rollout.
 struct PpoStats {
   std::size_t update = 0;      ///< updates done, this one included
   std::size_t env_steps = 0;   ///< environment steps learned from so far (update x n_envs x n_steps)
   std::size_t adam_steps = 0;  ///< Adam steps taken so far
   double first_learning_rate = 0, last_learning_rate = 0;
   double loss = 0, policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
-  double grad_norm = 0;                  ///< mean global gradient norm before clipping
-  double advantage_std = 0;              ///< population std of the rollout's advantages (before any normalisation)
+  double grad_norm = 0;      ///< mean global gradient norm before clipping, over the steps taken
+  double advantage_std = 0;  ///< population std of the rollout's advantages (before any normalisation)
+  /// 1 − Var[target − v] / Var[target] over the rollout, v the values it acted with (how much of
+  /// the targets' variance the critic explains; 1 is perfect, <= 0 no better than a constant); NaN
+  /// when Var[target] = 0.
+  double explained_variance = std::numeric_limits<double>::quiet_NaN();
+  std::size_t minibatches = 0;        ///< minibatch losses computed (epochs·minibatches unless target_kl stopped it)
+  bool stopped_at_target_kl = false;  ///< target_kl stopped the update: its last minibatch took no step
   std::span<const EpisodeEnd> episodes;  ///< the rollout's, valid until the agent's next update
 
   /// The mean return of the episodes that ended in the rollout (the official mean_tot_rew; the
