@@ -157,7 +157,7 @@ TEST_CASE("ppo_pendulum --quick writes runs.csv, curves.csv, summary.csv and lea
   CHECK(summary.header == std::vector<std::string>{"observation", "memory", "seeds", "steps", "train_mean",
                                                    "train_ci_low", "train_ci_high", "eval_mean", "eval_ci_low",
                                                    "eval_ci_high", "greedy_mean", "greedy_ci_low", "greedy_ci_high",
-                                                   "gap_closed", "cpu_seconds"});
+                                                   "gap_closed", "gap_ci_low", "gap_ci_high", "cpu_seconds"});
   REQUIRE(summary.rows.size() == 3);  // two memories and the random policy
   CHECK(summary.rows[2][1] == "random");
   const double random = parse_field<double>(summary.rows[2][summary.column("train_mean")]);
@@ -206,8 +206,8 @@ TEST_CASE(
     "ppo_pendulum --truncation: bootstrap by default, recorded in experiment.txt, --textbook-truncation its alias, "
     "and official and cut learn from other targets") {
   CHECK_THAT(read_text(quick_run() / "experiment.txt"), Catch::Contains("\ntruncation=bootstrap\n"));
-  // 8 updates of 16 x 64 steps: every environment's first episode is truncated at its 200th step.
-  const std::string flags = "--quick --seeds 2 --memories traces+norm --steps 8192 --no-plot --threads 2 ";
+  // 16 updates of 16 x 64 steps: episodes are truncated every 200 steps, one in the last tenth.
+  const std::string flags = "--quick --seeds 2 --memories traces+norm --steps 16384 --no-plot --threads 2 ";
   std::map<std::string, std::vector<std::string>> returns;  // train, eval and greedy returns by flag
   for (const std::string mode :
        {"--truncation bootstrap", "--textbook-truncation", "--truncation official", "--truncation cut"}) {
@@ -241,7 +241,7 @@ TEST_CASE(
   for (const char* absent : {"target_kl=", "normalize_rewards=", "clip_value_loss=", "adam_eps="})
     CHECK_THAT(quick, !Catch::Contains(absent));
   const fs::path out = temp() / "recipe_options";
-  REQUIRE(run_program("--quick --seeds 2 --memories traces+norm --steps 4096 --no-plot --threads 2 --target-kl 0.02 "
+  REQUIRE(run_program("--quick --seeds 2 --memories traces+norm --steps 16384 --no-plot --threads 2 --target-kl 0.02 "
                       "--normalize-rewards --clip-value-loss --out " +
                           out.string(),
                       temp() / "recipe_options.log") == 0);
@@ -253,6 +253,55 @@ TEST_CASE(
   for (const auto& row : runs.rows) CHECK(std::isfinite(parse_field<double>(row[runs.column("train_return")])));
   CHECK(run_program("--target-kl -1", temp() / "bad_target_kl.log") != 0);
   CHECK_THAT(read_text(temp() / "bad_target_kl.log.err"), Catch::Contains("--target-kl"));
+}
+
+TEST_CASE(
+    "ppo_pendulum's gap closed is (R − R_hidden memoryless) / (R_full − R_hidden memoryless) of the runs, with a "
+    "bootstrap interval") {
+  const fs::path out = temp() / "gap";
+  REQUIRE(run_program("--quick --observations full hidden --memories memoryless+norm traces+norm --seeds 3 --steps "
+                      "16384 --no-plot --threads 2 --out " +
+                          out.string(),
+                      temp() / "gap.log") == 0);
+  const CsvTable runs = read_csv(out / "runs.csv");
+  const auto mean = [&](const std::string& obs, const std::string& memory) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& row : runs.rows)
+      if (row[0] == obs && row[1] == memory) {
+        sum += parse_field<double>(row[runs.column("train_return")]);
+        ++n;
+      }
+    REQUIRE(n == 3);
+    return sum / n;
+  };
+  const double floor = mean("hidden", "memoryless+norm");
+  const double expected = (mean("hidden", "traces+norm") - floor) / (mean("full", "traces+norm") - floor);
+  const CsvTable summary = read_csv(out / "summary.csv");
+  bool found = false;
+  for (const auto& row : summary.rows) {
+    const std::string gap = row[summary.column("gap_closed")];
+    if (row[0] == "hidden" && row[1] == "traces+norm") {
+      found = true;
+      CHECK(parse_field<double>(gap) == Approx(expected).epsilon(1e-12));
+      const double low = parse_field<double>(row[summary.column("gap_ci_low")]),
+                   high = parse_field<double>(row[summary.column("gap_ci_high")]);
+      CHECK(low < high);
+      CHECK(low <= parse_field<double>(gap) + 1e-12);
+    } else {
+      CHECK(gap.empty());  // the memoryless floor and the velocity-observed ceilings have none
+    }
+  }
+  CHECK(found);
+  CHECK_THAT(read_text(temp() / "gap.log"),
+             Catch::Contains("closing at least 0.9 of the gap (the interval's lower end):"));
+  // Resumed, the summary (its intervals too) is written again byte for byte.
+  const std::string before = read_text(out / "summary.csv");
+  REQUIRE(run_program("--quick --observations full hidden --memories memoryless+norm traces+norm --seeds 3 --steps "
+                      "16384 --no-plot --threads 2 --out " +
+                          out.string(),
+                      temp() / "gap_again.log") == 0);
+  CHECK(read_text(out / "summary.csv") == before);
 }
 
 namespace {
@@ -281,7 +330,7 @@ std::vector<std::string> lines_without(const fs::path& path, std::vector<std::si
 void check_same_results(const fs::path& a, const fs::path& b) {
   CHECK(lines_without(a / "runs.csv", {7, 8}) == lines_without(b / "runs.csv", {7, 8}));
   CHECK(lines_without(a / "curves.csv", {}) == lines_without(b / "curves.csv", {}));
-  CHECK(lines_without(a / "summary.csv", {14}) == lines_without(b / "summary.csv", {14}));
+  CHECK(lines_without(a / "summary.csv", {16}) == lines_without(b / "summary.csv", {16}));
   CHECK(read_text(a / "learning_curves.csv") == read_text(b / "learning_curves.csv"));
 }
 
