@@ -379,10 +379,16 @@ int single(const Options& o) {
     return 3;
   }
   const RunResult& r = *result;
-  std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(diagnostics_columns);
+  // A single run's diagnostics.csv has explained_variance too (a sweep's keeps the columns its
+  // stored folders have, so that they resume).
+  std::vector<std::string> columns = diagnostics_columns;
+  columns.push_back("explained_variance");
+  std::string curve = "steps,success\n", diagnostics = "steps," + csv_line(columns);
   for (const CurvePoint& p : r.curve) {
     curve += csv_field(p.env_steps) + "," + field(p.success_rate()) + "\n";
-    diagnostics += csv_field(p.env_steps) + "," + csv_line(diagnostics_row(p));
+    std::vector<std::string> row = diagnostics_row(p);
+    row.push_back(p.updates == 0 ? std::string() : field(p.explained_variance));
+    diagnostics += csv_field(p.env_steps) + "," + csv_line(row);
   }
   write_text_atomically(dir / "curve.csv", curve);
   write_text_atomically(dir / "diagnostics.csv", diagnostics);

@@ -344,6 +344,11 @@ TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the fil
   CHECK_THAT(memtrace::test::slurp(temp() / "resumed.log"), Catch::Contains("after 6 updates"));
   for (const char* file : {"curve.csv", "diagnostics.csv"})
     CHECK(memtrace::test::slurp(killed / file) == memtrace::test::slurp(never / file));
+  // A single run's diagnostics.csv ends with the critic's explained variance, in [-inf, 1].
+  const CsvTable single = read_csv(never / "diagnostics.csv");
+  REQUIRE(single.header.back() == "explained_variance");
+  for (const auto& row : single.rows)
+    if (!row.back().empty()) CHECK(parse_field<double>(row.back()) <= 1.0);
   const auto evaluations = [](const fs::path& log) {
     std::string lines;
     std::istringstream text(memtrace::test::slurp(log));

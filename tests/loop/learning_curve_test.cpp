@@ -29,6 +29,7 @@ PpoStats stats_of(std::size_t update, std::size_t update_steps, const std::vecto
   s.advantage_std = 2.0;
   s.approx_kl = 0.01 * static_cast<double>(update);
   s.clip_fraction = 0.1;
+  s.explained_variance = 1.0 - 0.1 * static_cast<double>(update);
   s.episodes = episodes;
   return s;
 }
@@ -105,6 +106,7 @@ TEST_CASE("a learning curve's points hold the episodes and the updates since the
     CHECK(points[p].advantage_std == 2.0);
     CHECK(points[p].approx_kl == Approx(0.01 * u));
     CHECK(points[p].clip_fraction == Approx(0.1));
+    CHECK(points[p].explained_variance == Approx(1.0 - 0.1 * u));
   }
   CHECK(points[1].success_rate() == 0.75);
   CHECK(points[1].mean_return() == 0.75);
@@ -130,6 +132,7 @@ TEST_CASE("points that fall on one update share its step count, and only the fir
   CHECK(curve.points()[1].episodes_ended == 0);
   CHECK(std::isnan(curve.points()[1].entropy));  // no update: no means
   CHECK(std::isnan(curve.points()[1].clip_fraction));
+  CHECK(std::isnan(curve.points()[1].explained_variance));
   CHECK(curve.points()[1] == curve.points()[1]);  // NaN means compare equal: a curve equals its copy
   CHECK(!(curve.points()[1] == curve.points()[0]));
   curve.record(stats_of(2, 10, {}));

@@ -162,8 +162,8 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
 /// A LearningCurve's state, under the prefix: point_steps (U64 [P]) and options (success_return F64
 /// [1], recent_episodes U64 [1]), which must equal the curve's own; the points reached
 /// (points.env_steps, .updates, .episodes_ended, .successes: U64 [K]; points.return_sum, .entropy,
-/// .value_loss, .advantage_std, .approx_kl, .clip_fraction: F64 [K], NaN where a point had no
-/// update); the open bin (bin.*, the same fields, [1]) and its sums (bin.sums F64 [5]); the
+/// .value_loss, .advantage_std, .approx_kl, .clip_fraction, .explained_variance: F64 [K], NaN where
+/// a point had no update); the open bin (bin.*, the same fields, [1]) and its sums (bin.sums F64 [6]); the
 /// counters (counters U64 [5]: the last update's environment steps, episodes ended, successes, the
 /// ring's next slot and its successes) and the ring of recent successes (recent U64 [R]).
 template <>
@@ -192,7 +192,7 @@ struct CheckpointState<LearningCurve> {
     if (k > c.at_.size()) invalid("load_state: ", prefix, "points: ", k, " points saved, the curve has ", c.at_.size());
     std::vector<CurvePoint> reached = load_points(file, prefix + "points.", k);
     const CurvePoint bin = load_points(file, prefix + "bin.", 1)[0];
-    const auto& sums = state_reals(file, prefix + "bin.sums", {5});
+    const auto& sums = state_reals(file, prefix + "bin.sums", {6}, /*finite=*/false);  // a NaN explained variance
     const auto& counters = state_integers(file, prefix + "counters", {5});
     const Tensor* recent_tensor = file.find(prefix + "recent");
     const std::size_t r = recent_tensor == nullptr || recent_tensor->shape.size() != 1 ? 0 : recent_tensor->shape[0];
@@ -221,11 +221,12 @@ struct CheckpointState<LearningCurve> {
     return message(at.size(), " points at ", at.front(), " .. ", at.back(), " environment steps");
   }
 
-  static constexpr const char* means[] = {"entropy", "value_loss", "advantage_std", "approx_kl", "clip_fraction"};
+  static constexpr const char* means[] = {"entropy",   "value_loss",    "advantage_std",
+                                          "approx_kl", "clip_fraction", "explained_variance"};
   static double CurvePoint::*mean(int k) {
-    constexpr double CurvePoint::*members[] = {&CurvePoint::entropy, &CurvePoint::value_loss,
+    constexpr double CurvePoint::*members[] = {&CurvePoint::entropy,       &CurvePoint::value_loss,
                                                &CurvePoint::advantage_std, &CurvePoint::approx_kl,
-                                               &CurvePoint::clip_fraction};
+                                               &CurvePoint::clip_fraction, &CurvePoint::explained_variance};
     return members[k];
   }
 
@@ -245,7 +246,7 @@ struct CheckpointState<LearningCurve> {
     put_integers(file, prefix + "episodes_ended", {k}, std::move(ended));
     put_integers(file, prefix + "successes", {k}, std::move(successes));
     put_reals(file, prefix + "return_sum", {k}, std::move(returns));
-    for (int m = 0; m < 5; ++m) {
+    for (int m = 0; m < 6; ++m) {
       std::vector<double> values(k);
       for (std::size_t i = 0; i < k; ++i) values[i] = points[i].*mean(m);
       put_reals(file, prefix + means[m], {k}, std::move(values));
@@ -269,7 +270,7 @@ struct CheckpointState<LearningCurve> {
       points[i].successes = static_cast<std::size_t>(successes[i]);
       points[i].return_sum = returns[i];
     }
-    for (int m = 0; m < 5; ++m) {
+    for (int m = 0; m < 6; ++m) {
       const auto& values = state_reals(file, prefix + means[m], {k}, /*finite=*/false);  // NaN: a point without updates
       for (std::size_t i = 0; i < k; ++i) points[i].*mean(m) = values[i];
     }

@@ -65,10 +65,12 @@ struct CurvePoint {
   std::size_t episodes_ended = 0;  ///< episodes that ended since the previous point
   std::size_t successes = 0;       ///< of them, those whose return exceeded CurveOptions::success_return
   double return_sum = 0;           ///< the sum of their returns
-  /// Means over the `updates` updates (NaN when there were none).
+  /// Means over the `updates` updates (NaN when there were none; explained_variance also when an
+  /// update's was NaN).
   double entropy = std::numeric_limits<double>::quiet_NaN(), value_loss = std::numeric_limits<double>::quiet_NaN(),
          advantage_std = std::numeric_limits<double>::quiet_NaN(), approx_kl = std::numeric_limits<double>::quiet_NaN(),
-         clip_fraction = std::numeric_limits<double>::quiet_NaN();
+         clip_fraction = std::numeric_limits<double>::quiet_NaN(),
+         explained_variance = std::numeric_limits<double>::quiet_NaN();
 
   /// successes / episodes_ended, NaN when no episode ended.
   [[nodiscard]] double success_rate() const noexcept {
@@ -86,7 +88,8 @@ struct CurvePoint {
     return a.env_steps == b.env_steps && a.updates == b.updates && a.episodes_ended == b.episodes_ended &&
            a.successes == b.successes && same(a.return_sum, b.return_sum) && same(a.entropy, b.entropy) &&
            same(a.value_loss, b.value_loss) && same(a.advantage_std, b.advantage_std) &&
-           same(a.approx_kl, b.approx_kl) && same(a.clip_fraction, b.clip_fraction);
+           same(a.approx_kl, b.approx_kl) && same(a.clip_fraction, b.clip_fraction) &&
+           same(a.explained_variance, b.explained_variance);
   }
 };
 
@@ -138,6 +141,7 @@ class LearningCurve {
     sums_[2] += stats.advantage_std;
     sums_[3] += stats.approx_kl;
     sums_[4] += stats.clip_fraction;
+    sums_[5] += stats.explained_variance;
     for (const EpisodeEnd& e : stats.episodes) {
       const bool success = e.episode_return > options_.success_return;
       ++episodes_ended_;
@@ -164,6 +168,7 @@ class LearningCurve {
         point.advantage_std = sums_[2] / n;
         point.approx_kl = sums_[3] / n;
         point.clip_fraction = sums_[4] / n;
+        point.explained_variance = sums_[5] / n;
       }
       points_.push_back(point);
       bin_ = {};
@@ -200,7 +205,8 @@ class LearningCurve {
   CurveOptions options_;
   std::vector<CurvePoint> points_;
   CurvePoint bin_;       // the episodes and updates since the last point
-  double sums_[5] = {};  // the bin's sums of entropy, value loss, advantage std, approximate KL, clip fraction
+  double sums_[6] = {};  // the bin's sums of entropy, value loss, advantage std, approximate KL, clip fraction and
+                         // explained variance
   std::size_t last_env_steps_ = 0, episodes_ended_ = 0, successes_ = 0;
   std::vector<bool> recent_;  // a ring of the last episodes' successes
   std::size_t recent_next_ = 0, recent_successes_ = 0;
