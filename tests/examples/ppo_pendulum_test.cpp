@@ -305,6 +305,62 @@ TEST_CASE(
   CHECK(read_text(out / "summary.csv") == before);
 }
 
+TEST_CASE(
+    "the stored results folder docs/results/ppo_pendulum reproduces: two of its runs computed again give its rows") {
+  if (sanitized) return;  // 1 M steps a run: too slow under the sanitizers
+  const char* results = std::getenv("MEMTRACE_RESULTS_DIR");
+  REQUIRE(results != nullptr);
+  const fs::path stored = fs::path(results) / "ppo_pendulum", copy = temp() / "stored_copy";
+  fs::remove_all(copy);
+  fs::copy(stored, copy, fs::copy_options::recursive);
+  // Two runs (one of each observation) taken out of the copy's runs.csv and curves.csv: resuming
+  // computes exactly them again.
+  const auto taken = [](const std::string& line) {
+    return line.starts_with("hidden,traces+norm,3,") || line.starts_with("full,stack2,7,");
+  };
+  std::map<std::string, std::vector<std::string>> removed;
+  for (const char* file : {"runs.csv", "curves.csv"}) {
+    std::string kept;
+    for (const std::string& line : lines_of(copy / file))
+      if (taken(line))
+        removed[file].push_back(line);
+      else
+        kept += line + "\n";
+    std::ofstream(copy / file, std::ios::trunc) << kept;
+  }
+  REQUIRE(removed["runs.csv"].size() == 2);
+  REQUIRE(removed["curves.csv"].size() == 40);
+  const int status = run_program("--no-plot --threads 2 --out " + copy.string(), temp() / "stored.log");
+  const std::string errors = read_text(temp() / "stored.log.err");
+  if (status != 0 && errors.find("instruction set") != std::string::npos) {
+    WARN("not reproduced: this build's instruction set is not the stored folder's (" << errors << ")");
+    return;
+  }
+  REQUIRE(status == 0);
+  // The recomputed rows equal the stored ones, time columns aside.
+  std::vector<std::string> again;
+  for (const std::string& line : lines_of(copy / "runs.csv"))
+    if (taken(line)) again.push_back(line);
+  REQUIRE(again.size() == 2);
+  const auto without_times = [](std::string line) { return line.substr(0, line.rfind(',', line.rfind(',') - 1)); };
+  std::sort(again.begin(), again.end());
+  std::sort(removed["runs.csv"].begin(), removed["runs.csv"].end());
+  for (std::size_t i = 0; i < 2; ++i) CHECK(without_times(again[i]) == without_times(removed["runs.csv"][i]));
+  std::vector<std::string> curves;
+  for (const std::string& line : lines_of(copy / "curves.csv"))
+    if (taken(line)) curves.push_back(line);
+  std::sort(curves.begin(), curves.end());
+  std::sort(removed["curves.csv"].begin(), removed["curves.csv"].end());
+  CHECK(curves == removed["curves.csv"]);
+  // And the summary, but for its CPU seconds (the last column).
+  const auto summary_of = [&](const fs::path& dir) {
+    std::vector<std::string> lines;
+    for (const std::string& line : lines_of(dir / "summary.csv")) lines.push_back(line.substr(0, line.rfind(',')));
+    return lines;
+  };
+  CHECK(summary_of(copy) == summary_of(stored));
+}
+
 namespace {
 
 /// The lines of a CSV file without the columns `drop` (time columns), sorted.
