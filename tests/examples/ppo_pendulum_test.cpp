@@ -185,9 +185,10 @@ TEST_CASE("ppo_pendulum --quick: with the velocity hidden, traces learn what the
     FAIL("no row for " << memory);
     return 0.0;
   };
-  // Calibration (docs/experiments.md; GCC 12, the default preset's program): over base seeds 0-9
-  // (--seed, 3 seeds each) the traces' mean return exceeded the memoryless agent's by 649 to 848
-  // (the traces −416 to −222, memoryless −1,082 to −1,034); a random policy gets about −1,218.
+  // Calibration (docs/experiments.md; GCC 12, the default preset's program, bootstrapped time
+  // limits): over base seeds 0-9 (--seed, 3 seeds each) the traces' mean return exceeded the
+  // memoryless agent's by 770 to 848 (the traces −282 to −212, memoryless −1,065 to −1,033); a
+  // random policy gets about −1,218.
   INFO("traces " << mean("traces+norm") << ", memoryless " << mean("memoryless+norm"));
   CHECK(mean("traces+norm") > mean("memoryless+norm") + 400);
 }
