@@ -118,7 +118,7 @@ void add_ppo_flags(CLI::App& app, PpoOptions& p, bool gaussian) {
              "state), bootstrap (Stable-Baselines3: the final observation's value) or cut (CleanRL: nothing, as a "
              "termination); docs/control.md, \"Time limits\"")
           ->check(CLI::IsMember({"official", "bootstrap", "textbook", "cut"}))
-          ->default_str(name(p.truncation));
+          ->default_str(truncation_name(p.truncation));
   app.add_option("--target-kl", p.target_kl,
                  "Stop an update at the first minibatch whose approx_kl exceeds 1.5 x this (Stable-Baselines3's "
                  "target_kl; 0: never)")
@@ -156,7 +156,7 @@ template <class PpoOptions>
           {"hidden", hidden},
           {"reward_scale", csv_field(p.reward_scale)},
           {"initial_log_std", csv_field(p.initial_log_std)},
-          {"truncation", name(p.truncation)},
+          {"truncation", truncation_name(p.truncation)},
           {"target_kl", csv_field(p.target_kl)},
           {"clip_value_loss", csv_field(int(p.clip_value_loss))},
           {"normalize_rewards", csv_field(int(p.normalize_rewards))}};

@@ -272,7 +272,7 @@ std::string describe(const Options& o) {
     << "\nhidden=";
   for (const std::size_t h : p.hidden_sizes) d << h << ' ';
   // Always written: folders of 0.3, which truncated officially and wrote no line, are refused.
-  d << "\ntruncation=" << name(p.truncation) << '\n'
+  d << "\ntruncation=" << truncation_name(p.truncation) << '\n'
     << examples::ppo_settings_changed(p, Options::recipe(),
                                       {"n_envs", "n_steps", "epochs", "minibatches", "gae_lambda", "learning_rate",
                                        "ent_coef", "reward_scale", "initial_log_std", "hidden", "truncation"})

@@ -444,7 +444,7 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << "\nmax_grad_norm=" << csv_field(p.max_grad_norm) << "\nlearning_rate=" << csv_field(p.learning_rate)
     << "\nanneal_lr=" << p.anneal_lr << "\nhidden=";
   for (std::size_t h : p.hidden_sizes) s << h << ' ';
-  s << "\ntruncation=" << name(p.truncation) << "\ntrace_lambdas=";
+  s << "\ntruncation=" << truncation_name(p.truncation) << "\ntrace_lambdas=";
   if (lambdas_given)
     for (double l : o.lambdas) s << csv_field(l) << ' ';
   else

@@ -250,9 +250,20 @@ TEST_CASE(
   const std::string experiment = read_text(out / "experiment.txt");
   CHECK_THAT(experiment, Catch::Contains("\ntarget_kl=0.02\n") && Catch::Contains("\nclip_value_loss=1\n") &&
                              Catch::Contains("\nnormalize_rewards=1\n"));
-  const CsvTable runs = read_csv(out / "runs.csv");
+  // The same runs without the options learn otherwise.
+  const fs::path plain = temp() / "recipe_options_plain";
+  REQUIRE(run_program(
+              "--quick --seeds 2 --memories traces+norm --steps 16384 --no-plot --threads 2 --out " + plain.string(),
+              temp() / "recipe_options_plain.log") == 0);
+  CsvTable runs = read_csv(out / "runs.csv"), plain_runs = read_csv(plain / "runs.csv");
   REQUIRE(runs.rows.size() == 2);
-  for (const auto& row : runs.rows) CHECK(std::isfinite(parse_field<double>(row[runs.column("train_return")])));
+  REQUIRE(plain_runs.rows.size() == 2);
+  std::sort(runs.rows.begin(), runs.rows.end());
+  std::sort(plain_runs.rows.begin(), plain_runs.rows.end());
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(std::isfinite(parse_field<double>(runs.rows[r][runs.column("train_return")])));
+    CHECK(runs.rows[r][runs.column("train_return")] != plain_runs.rows[r][runs.column("train_return")]);
+  }
   CHECK(run_program("--target-kl -1", temp() / "bad_target_kl.log") != 0);
   CHECK_THAT(read_text(temp() / "bad_target_kl.log.err"), Catch::Contains("--target-kl"));
 }

@@ -108,6 +108,8 @@ TEST_CASE("bootstrap: a constant sample has a point interval, an undefined stati
   CHECK_THROWS_WITH(percentile_bootstrap(std::span(empty), first, gen), "percentile_bootstrap: samples[1] is empty");
   CHECK_THROWS_WITH(percentile_bootstrap(std::span(constant), first, gen, 0),
                     "percentile_bootstrap: resamples must be at least 1, got 0");
+  CHECK_THROWS_WITH(percentile_bootstrap(std::span(constant), first, gen, std::size_t{1} << 62),
+                    Catch::Contains("percentile_bootstrap: the resampled statistics for resamples = "));
   CHECK_THROWS_WITH(percentile_bootstrap(std::span(constant), first, gen, 10, 1.0),
                     "percentile_bootstrap: level must be in (0, 1), got 1");
 }

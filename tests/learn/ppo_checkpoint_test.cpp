@@ -125,10 +125,8 @@ TEST_CASE("an agent restored from a checkpoint continues bit for bit as the agen
     for (Tensor& t : file.tensors)
       if (t.name == "agent.skipped_steps") t.integers[0] += 1;
     Ppo<Eigen::VectorXf> refused(traces.dim(), 2, o, 99);
-    const std::size_t skipped = saved.skipped_steps();
     CHECK_THROWS_WITH(load_state(file, "agent.", refused), Catch::Contains("skipped do not fit 3 updates of 8"));
     CHECK(refused.skipped_steps() == 0);
-    CHECK(skipped > 0);
   }
 
   SECTION("a network of one's own, through its parameter blocks") {

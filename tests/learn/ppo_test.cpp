@@ -17,9 +17,11 @@
 #include <cstdlib>
 #include <limits>
 #include <memtrace/env/minigrid_tmaze.hpp>
+#include <memtrace/env/pendulum.hpp>
 #include <memtrace/learn/actor_critic.hpp>
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gae.hpp>
+#include <memtrace/learn/gaussian_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_buffer.hpp>
 #include <memtrace/learn/ppo_loss.hpp>
@@ -654,6 +656,45 @@ TEST_CASE(
   CHECK(evaluate(agent, Wander{}, DenseTrace<Eigen::VectorXd>{}, uncapped_gen, 25, steps) == a);
 }
 
+TEST_CASE(
+    "after the first update, a Gaussian agent on the pendulum with every recipe option on allocates nothing "
+    "(clipped actions, normalised rewards and features, target_kl, clipped value loss, cut truncation)",
+    "[ppo][allocation]") {
+  PpoOptions o = small_options();
+  o.n_envs = 4;
+  o.n_steps = 64;
+  o.epochs = 2;
+  o.minibatches = 4;
+  o.hidden_sizes = {8, 8};
+  o.total_updates = 20;
+  o.learning_rate = 0.05;  // large steps: target_kl stops some updates
+  o.normalize_features = true;
+  o.normalize_rewards = true;
+  o.clip_value_loss = true;
+  o.target_kl = 1e-3;
+  o.truncation = TruncationMode::cut;
+  o.initial_log_std = 1.0;  // samples beyond the torque box: clipping works every step
+  PendulumOptions hidden;
+  hidden.observe_velocity = false;
+  hidden.max_episode_steps = 50;
+  Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>> agent(4, 1, o, 3);
+  auto rollout = make_rollout(4, Pendulum(hidden), TraceBank<dynamic, float>({0.0, 0.8}, 2), 2);
+  auto buffer = agent.make_buffer();
+  train(agent, buffer, rollout, 256);
+  std::size_t updates = 0, stopped = 0;
+  {
+    AllocationGuard guard;
+    train(agent, buffer, rollout, 19 * 256, [&](const PpoStats& s) {
+      ++updates;
+      stopped += s.stopped_at_target_kl ? 1 : 0;
+    });
+  }
+  CHECK(updates == 19);
+  CHECK(allocations == 0);
+  CHECK(stopped > 0);
+  CHECK(agent.reward_normalizer().statistics().count() == 20 * 256);
+}
+
 TEST_CASE("a copy of an agent keeps its own copy of the last update's episodes", "[ppo]") {
   PpoOptions o = small_options();
   Ppo<Eigen::VectorXd, double> agent(5, 3, o, 1);
@@ -1073,9 +1114,12 @@ TEST_CASE("bad options and arguments are refused with the function, the argument
   unknown.truncation = TruncationMode{3};
   CHECK_THROWS_WITH((Ppo<Eigen::VectorXd, double>(5, 3, unknown, 1)),
                     Catch::Contains("options.truncation must be official, bootstrap or cut, got 3"));
-  CHECK(std::string(name(TruncationMode::bootstrap)) == "bootstrap");  // 0.3's name is an alias
-  CHECK(std::string(name(TruncationMode::cut)) == "cut");
-  CHECK(std::string(name(TruncationMode{3})) == "unknown");
+  CHECK(std::string(truncation_name(TruncationMode::textbook)) == "bootstrap");  // 0.3's name is an alias
+  CHECK(static_cast<int>(TruncationMode::bootstrap) == 1);  // checkpoints' codes: official 0, bootstrap 1, cut 2
+  CHECK(static_cast<int>(TruncationMode::official) == 0);
+  CHECK(static_cast<int>(TruncationMode::cut) == 2);
+  CHECK(std::string(truncation_name(TruncationMode::cut)) == "cut");
+  CHECK(std::string(truncation_name(TruncationMode{3})) == "unknown");
 }
 
 }  // namespace ppo_test

@@ -598,6 +598,22 @@ TEST_CASE(
       CHECK(rollout.env(0).largest > 1.0);
     }
   }
+  // The setting is part of the rollout's state: a rollout of the other setting refuses the file.
+  const auto pendulums = [](ActionClipping c) {
+    return Rollout(std::vector<Pendulum>(2), std::vector<PlaneTrace>(2, PlaneTrace(0.5, 3)),
+                   std::vector{make_stream(6, 0), make_stream(6, 1)}, c);
+  };
+  auto clipped = pendulums(ActionClipping::to_box);
+  Swing swing;
+  clipped.step(swing);
+  TensorFile file;
+  save_state(file, "rollout.", clipped);
+  auto unclipped = pendulums(ActionClipping::off);
+  CHECK_THROWS_WITH(load_state(file, "rollout.", unclipped), Catch::Contains("action_clipping"));
+  CHECK(unclipped.steps_taken() == 0);
+  auto again = pendulums(ActionClipping::to_box);
+  load_state(file, "rollout.", again);
+  CHECK(again.steps_taken() == 1);
   CHECK_THROWS_WITH(Rollout(std::vector<Inverted>(2), std::vector<PlaneTrace>(2, prototype),
                             std::vector{make_stream(6, 0), make_stream(6, 1)}),
                     "Rollout: envs[0] has the box [1, 0] in entry 1: action_low() must be <= action_high()");

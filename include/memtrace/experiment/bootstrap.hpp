@@ -31,7 +31,7 @@ struct BootstrapInterval {
 /// means kept; low and high are the (1 − level)/2 and (1 + level)/2 quantiles of those, linearly
 /// interpolated between order statistics (NumPy's default percentile). If any resampled
 /// statistic is NaN (a ratio 0/0), low and high are NaN. Throws std::invalid_argument for no
-/// samples, an empty sample, resamples = 0 or level outside (0, 1).
+/// samples, an empty sample, resamples = 0 or too many to store, or level outside (0, 1).
 template <class Statistic, std::uniform_random_bit_generator G>
 [[nodiscard]] BootstrapInterval percentile_bootstrap(std::span<const std::vector<double>> samples,
                                                      Statistic&& statistic, G& gen, std::size_t resamples = 10'000,
@@ -42,6 +42,7 @@ template <class Statistic, std::uniform_random_bit_generator G>
     if (samples[g].empty()) detail::invalid(who, ": samples[", g, "] is empty");
   if (resamples == 0) detail::invalid(who, ": resamples must be at least 1, got 0");
   if (!(level > 0.0 && level < 1.0)) detail::invalid(who, ": level must be in (0, 1), got ", level);
+  detail::check_storage(who, "the resampled statistics", resamples, sizeof(double), "resamples", resamples);
   std::vector<double> means(samples.size());
   const auto mean_of = [&](std::size_t g, auto&& value) {
     double sum = 0.0;

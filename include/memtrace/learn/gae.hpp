@@ -37,7 +37,7 @@ enum class TruncationMode {
 
 /// "official", "bootstrap" or "cut" (the names the programs' --truncation takes); "unknown" for a
 /// value that is none of them.
-[[nodiscard]] constexpr const char* name(TruncationMode mode) noexcept {
+[[nodiscard]] constexpr const char* truncation_name(TruncationMode mode) noexcept {
   switch (mode) {
     case TruncationMode::official:
       return "official";

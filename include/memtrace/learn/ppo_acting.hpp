@@ -80,11 +80,12 @@ class PpoActing {
   }
 
   /// Writes the step act acted on into the buffer (features, the actions act sampled — not the
-  /// steps' actions Rollout clipped into the box —, log-probabilities, values; rewards times options.reward_scale and
-  /// episode ends; in bootstrap truncation the value of the final observation of every episode truncated and not
-  /// terminated, from batch.next_features) and lists the episodes that ended (the first step of a rollout clears the
-  /// list of the last). Throws std::logic_error unless act acted on this step, std::invalid_argument for a batch of the
-  /// wrong size or whose actions are not the ones act chose; a refused call changes nothing.
+  /// steps' actions Rollout clipped into the box —, log-probabilities, values; rewards times options.reward_scale, then
+  /// normalised with options.normalize_rewards, and episode ends; in bootstrap truncation the value of the final
+  /// observation of every episode truncated and not terminated, from batch.next_features) and lists the episodes that
+  /// ended (the first step of a rollout clears the list of the last). Throws std::logic_error unless act acted on this
+  /// step, std::invalid_argument for a batch of the wrong size or whose actions are not the ones act chose; a refused
+  /// call changes nothing.
   template <class A>
   void record(const RolloutBatch<Phi, A>& batch) requires D::template acts_with<A> {
     buffer_type& buffer = *buffer_;

@@ -132,13 +132,13 @@ class PpoBuffer {
 
   FeatureColumns<Phi, Scalar> features;  ///< n_envs·n_steps sample columns, then n_envs bootstrap columns
   actions_type actions;                  ///< per sample: the action taken (as the policy sampled it)
-  std::vector<StepOutcome>
-      steps;                   ///< per sample: the reward (times options.reward_scale: what GAE reads) and episode end
-  Vector log_probs;            ///< per sample: log π_old(a|φ) at acting time
-  Vector values;               ///< per sample: V(φ) at acting time
-  Vector final_values;         ///< per sample: V of a truncated episode's final features (bootstrap truncation)
-  Vector bootstrap_values;     ///< per environment: V of the bootstrap features
-  Vector advantages, targets;  ///< per sample: GAE's advantages and the value targets
+  std::vector<StepOutcome> steps;        ///< per sample: the reward (times options.reward_scale, normalised with
+                                         ///< options.normalize_rewards: what GAE reads) and episode end
+  Vector log_probs;                      ///< per sample: log π_old(a|φ) at acting time
+  Vector values;                         ///< per sample: V(φ) at acting time
+  Vector final_values;               ///< per sample: V of a truncated episode's final features (bootstrap truncation)
+  Vector bootstrap_values;           ///< per environment: V of the bootstrap features
+  Vector advantages, targets;        ///< per sample: GAE's advantages and the value targets
   std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps (with unscaled returns)
 
   PpoBuffer() = default;

@@ -1,8 +1,9 @@
 #pragma once
-// Reward normalisation as Stable-Baselines3's VecNormalize(norm_reward=True) and Gymnasium's
-// NormalizeReward do it: each environment accumulates its discounted return R ← γR + r, one running
-// variance of all those returns (shared by the environments) scales every reward,
-// r -> clip(r / sqrt(Var[R] + ε), -c, c), and R restarts at 0 when an episode ends. Rewards are
+// Reward normalisation as Stable-Baselines3's VecNormalize(norm_reward=True) does it: each
+// environment accumulates its discounted return R ← γR + r, one running variance of all those
+// returns (shared by the environments) scales every reward, r -> clip(r / sqrt(Var[R] + ε), -c, c),
+// and R restarts at 0 when an episode ends, terminated or truncated (Gymnasium's NormalizeReward
+// restarts it at terminations only). Rewards are
 // scaled, never centred, so that their sign (a cost, a bonus) is kept. See docs/control.md
 // ("Reward normalisation").
 
@@ -38,12 +39,13 @@ class RewardNormalizer {
   RewardNormalizer(std::size_t n_envs, double discount, NormalizerOptions options = {})
       : stats_(checked(n_envs, discount, options), options),
         returns_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n_envs))),
+        next_returns_(returns_),
         discount_(discount) {}
 
   /// A normaliser restored from its state (statistics, returns, discount): a checkpoint. Throws
   /// std::invalid_argument for statistics FeatureNormalizer refuses or a non-finite return.
   RewardNormalizer(FeatureNormalizer statistics, Eigen::VectorXd returns, double discount)
-      : stats_(std::move(statistics)), returns_(std::move(returns)), discount_(discount) {
+      : stats_(std::move(statistics)), returns_(std::move(returns)), next_returns_(returns_), discount_(discount) {
     checked(static_cast<std::size_t>(returns_.size()), discount, stats_.options());
     if (stats_.dim() != 1)
       detail::invalid("RewardNormalizer: the statistics must be of one feature, got ", stats_.dim());
@@ -52,8 +54,8 @@ class RewardNormalizer {
 
   /// One lockstep step: steps[i] has reward, terminated and truncated (an ActedStep, a
   /// StepOutcome); write(i, r) receives environment i's normalised reward. Throws
-  /// std::invalid_argument, changing nothing, for another number of steps than n_envs or a
-  /// reward (times scale) that is not finite.
+  /// std::invalid_argument, changing nothing, for another number of steps than n_envs, a reward
+  /// (times scale) that is not finite, or a return that overflows.
   template <class Steps, class Write>
   void normalize(const Steps& steps, double scale, Write&& write) {
     const std::size_t n = n_envs();
@@ -64,10 +66,16 @@ class RewardNormalizer {
       if (!std::isfinite(reward(i)))
         detail::invalid("RewardNormalizer::normalize: the reward of environment ", i, " is ", reward(i),
                         "; rewards must be finite");
-    if (!stats_.frozen()) {
-      for (std::size_t i = 0; i < n; ++i)
-        returns_[static_cast<Eigen::Index>(i)] = discount_ * returns_[static_cast<Eigen::Index>(i)] + reward(i);
-      stats_.update(returns_.transpose());
+    if (!stats_.frozen()) {  // the new returns, checked, before anything changes
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto ii = static_cast<Eigen::Index>(i);
+        next_returns_[ii] = discount_ * returns_[ii] + reward(i);
+        if (!std::isfinite(next_returns_[ii]))
+          detail::invalid("RewardNormalizer::normalize: the return of environment ", i, " overflows to ",
+                          next_returns_[ii]);
+      }
+      stats_.update(next_returns_.transpose());
+      returns_.swap(next_returns_);
     }
     const double inverse_std = 1.0 / std::sqrt(variance() + stats_.options().epsilon);
     const double c = stats_.options().clip;
@@ -91,7 +99,7 @@ class RewardNormalizer {
   void unfreeze() noexcept { stats_.unfreeze(); }
   [[nodiscard]] bool frozen() const noexcept { return stats_.frozen(); }
 
-  friend bool operator==(const RewardNormalizer& a, const RewardNormalizer& b) {
+  friend bool operator==(const RewardNormalizer& a, const RewardNormalizer& b) {  // the workspace aside
     return a.stats_ == b.stats_ && a.returns_ == b.returns_ && a.discount_ == b.discount_;
   }
 
@@ -104,8 +112,9 @@ class RewardNormalizer {
     return 1;
   }
 
-  FeatureNormalizer stats_;  // one feature: the returns
-  Eigen::VectorXd returns_;  // R_i per environment
+  FeatureNormalizer stats_;       // one feature: the returns
+  Eigen::VectorXd returns_;       // R_i per environment
+  Eigen::VectorXd next_returns_;  // workspace: the step's returns before they are committed
   double discount_ = 0.99;
 };
 

@@ -30,12 +30,12 @@ namespace memtrace {
 namespace detail {
 
 /// A Rollout's state, under the prefix: size (U64 [1]: the number of environments), steps_taken
-/// and started (U64 []); env.I. and memory.I. for environment I (each part's own state:
-/// save_state) and env.I.generator (U64 [4]: environment I draws everything from it); and the episodes in flight, one
-/// entry per environment: step.action (U64 [N] for index actions, F64 [N, D] for continuous actions
-/// of dimension D), step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and
-/// step.episode_return (F64 [N]). The features the policies act on next are the memories'
-/// features, so they are not stored.
+/// and started (U64 []), with continuous actions in a box action_clipping (U64 [1]: 0 to_box,
+/// 1 off; a rollout of the other setting refuses the file); env.I. and memory.I. for environment I (each part's own
+/// state: save_state) and env.I.generator (U64 [4]: environment I draws everything from it); and the episodes in
+/// flight, one entry per environment: step.action (U64 [N] for index actions, F64 [N, D] for continuous actions of
+/// dimension D), step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and step.episode_return
+/// (F64 [N]). The features the policies act on next are the memories' features, so they are not stored.
 template <class Env, class M, class G>
 requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     (std::unsigned_integral<action_t<Env>> ||
@@ -48,6 +48,8 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     put_integers(file, prefix + "size", {1}, {n});
     put_integers(file, prefix + "steps_taken", {}, {r.t_});
     put_integers(file, prefix + "started", {}, {r.started_ ? 1u : 0u});
+    if constexpr (ContinuousActions<Env, G>)
+      put_integers(file, prefix + "action_clipping", {1}, {static_cast<std::uint64_t>(r.clipping_)});
     for (std::size_t i = 0; i < n; ++i) {
       save_state(file, part(prefix, "env.", i), r.envs_[i]);
       save_state(file, part(prefix, "memory.", i), r.memories_[i]);
@@ -75,6 +77,9 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     const std::size_t n = r.envs_.size();
     check_parameters(file, prefix + "size", "a Rollout", std::vector<std::uint64_t>{n},
                      [](const std::vector<std::uint64_t>& size) { return message(size[0], " environments"); });
+    if constexpr (ContinuousActions<Env, G>)  // 0: to_box, 1: off
+      check_parameters<std::uint64_t>(file, prefix + "action_clipping", "a Rollout", {"action_clipping"},
+                                      {static_cast<std::uint64_t>(r.clipping_)});
     const std::uint64_t steps_taken = state_integer(file, prefix + "steps_taken");
     const bool started = state_flag(file, prefix + "started");
     // Into copies: a refusal of environment 7's state leaves environments 0-6 of r as they were.
@@ -85,6 +90,12 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
       load_state(file, part(prefix, "env.", i), envs[i]);
       load_state(file, part(prefix, "memory.", i), memories[i]);
       load_state(file, part(prefix, "env.", i), gens[i]);
+      if constexpr (ContinuousActions<Env, G>)  // the rollout clips into the boxes it read when it was made
+        if (!(static_cast<action_type>(envs[i].action_low()) == r.low_[i] &&
+              static_cast<action_type>(envs[i].action_high()) == r.high_[i]))
+          invalid("load_state: ", prefix, "env.", i,
+                  ": the restored environment's action box differs from the one the "
+                  "rollout read when it was made");
     }
     std::vector<step_type> steps(n);
     load_actions(file, prefix + "step.action", steps);

@@ -103,7 +103,8 @@ void train(Ppo<Phi, Scalar, Net>& agent, typename Ppo<Phi, Scalar, Net>::buffer_
 /// returned): fewer than `episodes` come back when the cap binds, so that a policy that never ends
 /// its episodes is evaluated in bounded time. Continuous actions are clipped into the
 /// environment's box as in training unless `clipping` is ActionClipping::off. Throws
-/// std::invalid_argument for max_steps = 0 or a memory whose dim() is not input_dim().
+/// std::invalid_argument for max_steps = 0, a clipping that is neither, or a memory whose dim() is
+/// not input_dim().
 template <class Phi, class Scalar, class Net, class Env, class M, std::uniform_random_bit_generator G>
 requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
     Ppo<Phi, Scalar, Net>& agent, const Env& env, const M& memory, G& gen, std::size_t episodes,
@@ -112,6 +113,8 @@ requires std::same_as<features_t<M>, Phi> std::vector<EpisodeEnd> evaluate(
   if (static_cast<std::size_t>(memory.dim()) != agent.input_dim())
     detail::invalid("evaluate: memory has dim ", memory.dim(), ", expected input_dim = ", agent.input_dim());
   if (max_steps == 0) detail::invalid("evaluate: max_steps must be at least 1, got 0");
+  if (clipping != ActionClipping::to_box && clipping != ActionClipping::off)
+    detail::invalid("evaluate: clipping must be to_box or off, got ", static_cast<int>(clipping));
   std::vector<EpisodeEnd> out;
   out.reserve(episodes);
   Rollout<Env, M, G> one(std::vector<Env>{env}, std::vector<M>{memory}, std::vector<G>{gen}, clipping);

@@ -313,7 +313,8 @@ class EvaluateEvery {
  public:
   using Callback = std::function<void(const EvaluationPoint&)>;
 
-  /// Throws std::invalid_argument for every = 0, episodes = 0 or max_steps = 0.
+  /// Throws std::invalid_argument for every = 0, episodes = 0, max_steps = 0 or a clipping that is
+  /// neither to_box nor off.
   EvaluateEvery(Agent& agent, Env env, M memory, std::uint64_t seed, std::size_t every, std::size_t episodes,
                 std::size_t max_steps = std::numeric_limits<std::size_t>::max(),
                 ActionSelection selection = ActionSelection::sample, Callback on_evaluation = {},
@@ -331,6 +332,8 @@ class EvaluateEvery {
     if (every == 0) detail::invalid("EvaluateEvery: every must be at least 1, got 0");
     if (episodes == 0) detail::invalid("EvaluateEvery: episodes must be at least 1, got 0");
     if (max_steps == 0) detail::invalid("EvaluateEvery: max_steps must be at least 1, got 0");
+    if (clipping != ActionClipping::to_box && clipping != ActionClipping::off)
+      detail::invalid("EvaluateEvery: clipping must be to_box or off, got ", static_cast<int>(clipping));
   }
 
   bool operator()(const PpoStats& stats) {

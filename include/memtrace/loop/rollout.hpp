@@ -30,10 +30,10 @@ enum class ActionClipping {
   /// Clip it into the box before the environment steps (Stable-Baselines3's and CleanRL's rule):
   /// the environment, the batch's steps and every memory that remembers actions get the clipped
   /// action; the batch's policy_actions (and so a learner's buffer) keep the policy's sample.
-  to_box,
+  to_box = 0,
   /// Pass it on as the policy chose it (an environment that charges for large actions, as
   /// MuJoCo's do, or clips them itself).
-  off,
+  off = 1,
 };
 
 /// N environments (Pomdp), N memories of their observations and N generators, stepped in
@@ -64,7 +64,8 @@ class Rollout {
 
   /// Environment i is stepped with memory i and generator i; the three must have one size >= 1.
   /// With ContinuousActions, `clipping` says whether actions are clipped into each environment's
-  /// box, which is read here (every entry of action_low() must be <= that of action_high()).
+  /// box, which is read here and must not change afterwards (every entry of action_low() must be
+  /// <= that of action_high(); a checkpoint whose environments have other boxes is refused).
   Rollout(std::vector<Env> envs, std::vector<M> memories, std::vector<G> gens,
           ActionClipping clipping = ActionClipping::to_box)
       : envs_(std::move(envs)), memories_(std::move(memories)), gens_(std::move(gens)), clipping_(clipping) {
