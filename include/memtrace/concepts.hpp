@@ -309,6 +309,17 @@ concept BatchPolicy = std::uniform_random_bit_generator<G> &&
   policy.act(phis, gens, actions);
 };
 
+/// A batch policy with a state of its own per environment (a recurrent network's hidden state):
+/// act(features, starts, gens, actions) is BatchPolicy's act told which environments start an
+/// episode at this step (starts[i]: features[i] is the first of a new episode, so a state must be
+/// reset there). The rollout prefers it over BatchPolicy's act; every BatchPolicy still compiles.
+template <class P, class Phi, class G = DefaultGenerator, class A = Action>
+concept EpisodeStartPolicy = std::uniform_random_bit_generator<G> &&
+    requires(P& policy, std::span<const Phi> phis, std::span<const bool> starts, std::span<G> gens,
+             std::span<A> actions) {
+  policy.act(phis, starts, gens, actions);
+};
+
 namespace detail {
 template <class B>
 struct parameter_block_scalar {};

@@ -201,6 +201,83 @@ TEST_CASE("Rollout: a BatchPolicy gives the same trajectories as a Policy, one c
   CHECK(batch.calls == 200);
 }
 
+namespace {
+/// BatchPolicy's uniform actions, keeping what the rollout says of episode starts (EpisodeStartPolicy).
+struct StartRecordingPolicy {
+  std::size_t num_actions;
+  std::vector<std::vector<bool>> starts;  // per call
+  template <class Phi, class G>
+  void act(std::span<const Phi> phis, std::span<const bool> start, std::span<G> gens, std::span<Action> actions) {
+    starts.emplace_back(start.begin(), start.end());
+    for (std::size_t i = 0; i < phis.size(); ++i) actions[i] = static_cast<Action>(uniform_index(gens[i], num_actions));
+  }
+};
+static_assert(EpisodeStartPolicy<StartRecordingPolicy, OneHot>);
+static_assert(!EpisodeStartPolicy<UniformBatchPolicy, OneHot>);
+}  // namespace
+
+TEST_CASE("Rollout tells an EpisodeStartPolicy where episodes start: the first step, after every end and reset",
+          "[rollout]") {
+  const auto make = [] {
+    std::vector<Nav> envs{Nav(k, limit), Nav(k, 5), Nav(k, limit)};
+    std::vector<Window<>> memories(3, Window<>(2, tmaze::num_observations));
+    return Rollout(std::move(envs), std::move(memories),
+                   std::vector{make_stream(4, 0), make_stream(4, 1), make_stream(4, 2)});
+  };
+  auto a = make();
+  auto b = make();
+  StartRecordingPolicy told{tmaze::num_navigation_actions, {}};
+  UniformBatchPolicy batch{tmaze::num_navigation_actions};
+  std::vector<ActedStep> seen_a, seen_b;
+  std::vector<std::vector<bool>> expected{{true, true, true}};  // the first step starts every episode
+  a.collect(told, 60, [&](const RolloutBatch<OneHot>& x) {
+    seen_a.insert(seen_a.end(), x.steps.begin(), x.steps.end());
+    std::vector<bool> next;
+    for (const ActedStep& s : x.steps) next.push_back(s.terminated || s.truncated);
+    expected.push_back(next);
+  });
+  b.collect(batch, 60,
+            [&](const RolloutBatch<OneHot>& x) { seen_b.insert(seen_b.end(), x.steps.begin(), x.steps.end()); });
+  CHECK(seen_a == seen_b);  // the same actions and trajectories as the BatchPolicy's
+  expected.pop_back();      // the 61st step was not taken
+  CHECK(told.starts == expected);
+  std::size_t ends = 0;
+  for (const ActedStep& s : seen_a) ends += s.terminated || s.truncated;
+  CHECK(ends >= 10);  // starts other than the first were seen
+  // What the next step will be told, and after reset() every environment starts again.
+  std::vector<bool> next(a.episode_starts().begin(), a.episode_starts().end());
+  a.step(told);
+  CHECK(told.starts.back() == next);
+  a.reset();
+  CHECK(std::ranges::all_of(a.episode_starts(), [](bool s) { return s; }));
+  a.step(told);
+  CHECK(told.starts.back() == std::vector<bool>{true, true, true});
+  CHECK(std::ranges::none_of(a.episode_starts(), [](bool s) { return s; }));
+}
+
+TEST_CASE("Rollout's checkpoint keeps where episodes start", "[rollout][checkpoint]") {
+  std::vector<Nav> envs{Nav(k, 4), Nav(k, limit)};
+  std::vector<Window<>> memories(2, Window<>(2, tmaze::num_observations));
+  Rollout rollout(std::move(envs), std::move(memories), std::vector{make_stream(5, 0), make_stream(5, 1)});
+  ConstantPolicy right{tmaze::right};
+  for (int t = 0; t < 4; ++t) rollout.step(right);  // environment 0 truncated at its 4th step
+  REQUIRE(rollout.episode_starts()[0]);
+  REQUIRE_FALSE(rollout.episode_starts()[1]);
+  TensorFile file;
+  save_state(file, "rollout.", rollout);
+  auto restored = rollout;
+  restored.reset();  // every entry true
+  load_state(file, "rollout.", restored);
+  CHECK(restored.episode_starts()[0]);
+  CHECK_FALSE(restored.episode_starts()[1]);
+  // A file of 0.3 has none: derived from the last step's episode ends.
+  std::erase_if(file.tensors, [](const Tensor& t) { return t.name == "rollout.episode_start"; });
+  restored.reset();
+  load_state(file, "rollout.", restored);
+  CHECK(restored.episode_starts()[0]);
+  CHECK_FALSE(restored.episode_starts()[1]);
+}
+
 TEST_CASE("Rollout feeds (action, observation) to memories that remember actions", "[rollout]") {
   using Joint = WithActions<Window<>>;
   constexpr std::size_t num_y = tmaze::num_observations, num_u = tmaze::num_navigation_actions;

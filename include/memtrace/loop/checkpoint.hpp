@@ -30,12 +30,13 @@ namespace memtrace {
 namespace detail {
 
 /// A Rollout's state, under the prefix: size (U64 [1]: the number of environments), steps_taken
-/// and started (U64 []), with continuous actions in a box action_clipping (U64 [1]: 0 to_box,
-/// 1 off; a rollout of the other setting refuses the file); env.I. and memory.I. for environment I (each part's own
-/// state: save_state) and env.I.generator (U64 [4]: environment I draws everything from it); and the episodes in
-/// flight, one entry per environment: step.action (U64 [N] for index actions, F64 [N, D] for continuous actions of
-/// dimension D), step.terminated, step.truncated, step.episode_length (U64 [N]), step.reward and step.episode_return
-/// (F64 [N]). The features the policies act on next are the memories' features, so they are not stored.
+/// and started (U64 []), episode_start (U64 [N]: 1 where the next step starts an episode), with continuous actions in a
+/// box action_clipping (U64 [1]: 0 to_box, 1 off; a rollout of the other setting refuses the file); env.I. and
+/// memory.I. for environment I (each part's own state: save_state) and env.I.generator (U64 [4]: environment I draws
+/// everything from it); and the episodes in flight, one entry per environment: step.action (U64 [N] for index actions,
+/// F64 [N, D] for continuous actions of dimension D), step.terminated, step.truncated, step.episode_length (U64 [N]),
+/// step.reward and step.episode_return (F64 [N]). The features the policies act on next are the memories' features, so
+/// they are not stored.
 template <class Env, class M, class G>
 requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     (std::unsigned_integral<action_t<Env>> ||
@@ -48,6 +49,7 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     put_integers(file, prefix + "size", {1}, {n});
     put_integers(file, prefix + "steps_taken", {}, {r.t_});
     put_integers(file, prefix + "started", {}, {r.started_ ? 1u : 0u});
+    put_integers(file, prefix + "episode_start", {n}, {r.starts_.begin(), r.starts_.end()});
     if constexpr (ContinuousActions<Env, G>)
       put_integers(file, prefix + "action_clipping", {1}, {static_cast<std::uint64_t>(r.clipping_)});
     for (std::size_t i = 0; i < n; ++i) {
@@ -106,6 +108,17 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     const auto& episode_return = state_reals(file, prefix + "step.episode_return", {n});
     check_flags(prefix + "step.terminated", terminated);
     check_flags(prefix + "step.truncated", truncated);
+    // Where the next step starts an episode; files before 0.4 have none: then after an episode end, or
+    // everywhere before the first step.
+    Eigen::Array<bool, Eigen::Dynamic, 1> starts(static_cast<Eigen::Index>(n));
+    if (file.find(prefix + "episode_start") != nullptr) {
+      const auto& stored = state_integers(file, prefix + "episode_start", {n});
+      check_flags(prefix + "episode_start", stored);
+      for (std::size_t i = 0; i < n; ++i) starts[static_cast<Eigen::Index>(i)] = stored[i] == 1;
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        starts[static_cast<Eigen::Index>(i)] = steps_taken == 0 || terminated[i] == 1 || truncated[i] == 1;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       step_type& s = steps[i];
       s.reward = reward[i];
@@ -118,6 +131,7 @@ requires Checkpointable<Env> && Checkpointable<M> && Checkpointable<G> &&
     r.memories_ = std::move(memories);
     r.gens_ = std::move(gens);
     r.steps_ = std::move(steps);
+    r.starts_ = std::move(starts);
     r.t_ = static_cast<std::size_t>(steps_taken);
     r.started_ = started;
     r.features_.clear();

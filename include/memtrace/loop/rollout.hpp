@@ -1,6 +1,7 @@
 #pragma once
 // The loop that acts: N environments stepped in lockstep, each with its own memory and generator.
-// At each step the policy picks an action from every environment's features, a continuous action
+// At each step the policy picks an action from every environment's features (told where episodes start, if it
+// keeps a state of its own: EpisodeStartPolicy), a continuous action
 // is clipped into the environment's box, every environment steps, every memory absorbs (u, y) (or y alone if it does
 // not remember actions), the step's batch goes to a sink (a learner, a buffer, a logger), and environments whose
 // episode ended (terminated or truncated, the Gymnasium split) are reset together with their memory. See
@@ -93,6 +94,8 @@ class Rollout {
       read_boxes();
     }
     steps_.resize(envs_.size());
+    starts_.resize(static_cast<Eigen::Index>(envs_.size()));
+    starts_.setConstant(true);
     actions_.resize(envs_.size(), step_type{}.action);  // never uninitialised memory
     saved_gens_.reserve(gens_.size());
   }
@@ -105,6 +108,7 @@ class Rollout {
       memories_[i].reset(envs_[i].reset(gens_[i]));
       features_.push_back(memories_[i].features());
       steps_[i] = step_type{};
+      starts_[i] = true;
     }
     next_features_ = features_;
     started_ = true;
@@ -126,13 +130,17 @@ class Rollout {
     const std::size_t n = envs_.size();
     saved_gens_.assign(gens_.begin(), gens_.end());
     mark_unchosen();
-    if constexpr (BatchPolicy<P, features_type, G, action_type>) {
+    if constexpr (EpisodeStartPolicy<P, features_type, G, action_type>) {
+      policy.act(std::span<const features_type>(features_), episode_starts(), std::span<G>(gens_),
+                 std::span<action_type>(actions_));
+    } else if constexpr (BatchPolicy<P, features_type, G, action_type>) {
       policy.act(std::span<const features_type>(features_), std::span<G>(gens_), std::span<action_type>(actions_));
     } else {
       static_assert(Policy<P, features_type, G, action_type>,
                     "Rollout::step: the policy needs act(features, gen) -> an action of the environment's type "
-                    "action_t<Env> (an integral index for index actions: Policy) or act(span<const features>, "
-                    "span<G>, span<action_t<Env>>) (BatchPolicy)");
+                    "action_t<Env> (an integral index for index actions: Policy), act(span<const features>, "
+                    "span<G>, span<action_t<Env>>) (BatchPolicy) or act(span<const features>, span<const bool>, "
+                    "span<G>, span<action_t<Env>>) (EpisodeStartPolicy)");
       for (std::size_t i = 0; i < n; ++i) {
         if constexpr (continuous_actions) {
           auto&& u = policy.act(features_[i], gens_[i]);
@@ -175,11 +183,13 @@ class Rollout {
     }
     ++t_;
     features_.swap(next_features_);
-    for (std::size_t i = 0; i < n; ++i)
-      if (steps_[i].terminated || steps_[i].truncated) {
+    for (std::size_t i = 0; i < n; ++i) {
+      starts_[static_cast<Eigen::Index>(i)] = steps_[i].terminated || steps_[i].truncated;
+      if (starts_[static_cast<Eigen::Index>(i)]) {
         memories_[i].reset(envs_[i].reset(gens_[i]));
         features_[i] = memories_[i].features();
       }
+    }
   }
   template <class P>
   void step(P& policy) {
@@ -209,6 +219,11 @@ class Rollout {
   [[nodiscard]] std::span<const features_type> features() const {
     if (!started_) throw std::logic_error("Rollout::features: no episode started yet (call reset or step first)");
     return features_;
+  }
+  /// Whether environment i's next features start an episode (after reset(), or an episode end at
+  /// the last step): what an EpisodeStartPolicy is told at the next step. Entry i for environment i.
+  [[nodiscard]] std::span<const bool> episode_starts() const noexcept {
+    return {starts_.data(), static_cast<std::size_t>(starts_.size())};
   }
   [[nodiscard]] const Env& env(std::size_t i) const {
     check_index("Rollout::env", i);
@@ -343,6 +358,7 @@ class Rollout {
   std::vector<G> gens_, saved_gens_;
   std::vector<features_type> features_, next_features_;
   std::vector<step_type> steps_;
+  Eigen::Array<bool, Eigen::Dynamic, 1> starts_;   // the next step starts an episode (contiguous, unlike vector<bool>)
   std::vector<action_type> actions_;               // what the policy chose
   std::vector<action_type> low_, high_, clipped_;  // ContinuousActions: the boxes and the clipped actions
   ActionClipping clipping_ = ActionClipping::to_box;
