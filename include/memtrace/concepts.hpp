@@ -458,4 +458,49 @@ concept ActorCriticNetwork = requires {
   { net.gradients() } -> ParameterBlocks<typename N::scalar_type>;
 };
 
+/// What a recurrent network's forward returns: the policy output (policy_dim() x B) and the values
+/// (1 x B) of the same columns, in memory (NetworkOutput each), kept until the network's next forward.
+template <class Policy, class Value>
+struct RecurrentOutput {
+  Policy policy;
+  Value value;
+};
+
+/// The network of a recurrent PPO agent (docs/control.md, "A recurrent agent"): a state of
+/// state_dim() entries per environment, carried from step to step and reset to zero where an
+/// episode starts, so that what the policy and the value see of the past is learned. On inputs x
+/// (network_input_t<Phi, scalar_type>):
+///   forward_step(x, states)   one step of B environments: states (state_dim() x B, column b
+///                      environment b's, zeroed by the caller where an episode starts) advances in
+///                      place; returns the policy output and values of the step (RecurrentOutput);
+///   forward_sequence(x, starts, initial)  T steps of B environments, column t·B + b for step t of
+///                      environment b (T·B columns): the state starts from initial (state_dim() x
+///                      B) and is reset to zero before every column whose starts entry is true;
+///                      returns the policy output and values of every column;
+///   backward_sequence(x, d_policy, d_value)  after forward_sequence on x: overwrites gradients()
+///                      with d loss / d θ through time;
+///   parameters(), gradients(), input_dim(), policy_dim() as for ActorCriticNetwork.
+/// GruActorCritic (learn/gru_actor_critic.hpp) is one; a user's LSTM plugs in the same way.
+template <class N, class Phi>
+concept RecurrentActorCriticNetwork = requires {
+  typename N::scalar_type;
+}
+&&requires(N& net, const N& cnet, const network_input_t<Phi, typename N::scalar_type>& input,
+           Eigen::Ref<Eigen::Matrix<typename N::scalar_type, Eigen::Dynamic, Eigen::Dynamic>> states,
+           std::span<const bool> starts,
+           const Eigen::Ref<const Eigen::Matrix<typename N::scalar_type, Eigen::Dynamic, Eigen::Dynamic>>& initial,
+           const Eigen::Ref<const Eigen::Matrix<typename N::scalar_type, Eigen::Dynamic, Eigen::Dynamic>>& d_policy,
+           const Eigen::Ref<const Eigen::Matrix<typename N::scalar_type, 1, Eigen::Dynamic>>& d_value) {
+  { cnet.input_dim() } -> std::convertible_to<std::size_t>;
+  { cnet.policy_dim() } -> std::convertible_to<std::size_t>;
+  { cnet.state_dim() } -> std::convertible_to<std::size_t>;
+  { net.forward_step(input, states).policy } -> detail::NetworkOutput<typename N::scalar_type>;
+  { net.forward_step(input, states).value } -> detail::NetworkOutput<typename N::scalar_type>;
+  { net.forward_sequence(input, starts, initial).policy } -> detail::NetworkOutput<typename N::scalar_type>;
+  { net.forward_sequence(input, starts, initial).value } -> detail::NetworkOutput<typename N::scalar_type>;
+  net.backward_sequence(input, d_policy, d_value);
+  { net.parameters() } -> ParameterBlocks<typename N::scalar_type>;
+  { net.gradients() } -> ParameterBlocks<typename N::scalar_type>;
+};
+
 }  // namespace memtrace

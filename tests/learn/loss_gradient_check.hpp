@@ -18,15 +18,13 @@ struct GradientCheck {
   std::size_t count = 0;    ///< parameters checked
 };
 
-/// Compares ppo_loss's gradient on `minibatch` at the networks' parameters with central differences
-/// of step h, every parameter of every block; REQUIREs that no perturbation moves a sample across
-/// a kink of the clipped objective (the clip fraction stays) and that every entry is within
-/// `tolerance`.
-template <class Network, class Minibatch>
-GradientCheck check_loss_gradient(Network& nets, const Minibatch& minibatch,
-                                  const memtrace::PpoLossCoefficients& coefficients, double tolerance,
-                                  double h = 1e-6) {
-  const memtrace::PpoLoss at = memtrace::ppo_loss(nets, minibatch, coefficients, true);
+/// Compares the gradient that loss(true) leaves in nets.gradients() with central differences of
+/// loss(false) (a PpoLoss each) of step h, every parameter of every block; REQUIREs that no
+/// perturbation moves a sample across a kink of the clipped objective (the clip fraction stays)
+/// and that every entry is within `tolerance`.
+template <class Network, class Loss>
+GradientCheck check_gradient(Network& nets, Loss&& loss, double tolerance, double h = 1e-6) {
+  const memtrace::PpoLoss at = loss(true);
   std::vector<double> gradient;
   const auto gradients = nets.gradients();
   for (std::size_t b = 0; b < memtrace::detail::parameter_block_count(gradients); ++b)
@@ -38,9 +36,9 @@ GradientCheck check_loss_gradient(Network& nets, const Minibatch& minibatch,
     for (auto& p : block) {
       const auto saved = p;
       p = saved + h;
-      const memtrace::PpoLoss up = memtrace::ppo_loss(nets, minibatch, coefficients, false);
+      const memtrace::PpoLoss up = loss(false);
       p = saved - h;
-      const memtrace::PpoLoss down = memtrace::ppo_loss(nets, minibatch, coefficients, false);
+      const memtrace::PpoLoss down = loss(false);
       p = saved;
       REQUIRE(up.clip_fraction == at.clip_fraction);
       REQUIRE(down.clip_fraction == at.clip_fraction);
@@ -56,6 +54,15 @@ GradientCheck check_loss_gradient(Network& nets, const Minibatch& minibatch,
   }
   REQUIRE(out.count == gradient.size());
   return out;
+}
+
+/// check_gradient of ppo_loss on `minibatch` through any ActorCriticNetwork.
+template <class Network, class Minibatch>
+GradientCheck check_loss_gradient(Network& nets, const Minibatch& minibatch,
+                                  const memtrace::PpoLossCoefficients& coefficients, double tolerance,
+                                  double h = 1e-6) {
+  return check_gradient(
+      nets, [&](bool gradients) { return memtrace::ppo_loss(nets, minibatch, coefficients, gradients); }, tolerance, h);
 }
 
 }  // namespace test_gradients

@@ -198,6 +198,12 @@ class Gru {
     return ConstMatrixMap(outputs_.data(), h_, columns);
   }
 
+  /// The outputs of the last forward (h x T·B), until the next forward or step.
+  [[nodiscard]] ConstMatrixMap outputs() const {
+    if (batch_ <= 0) detail::invalid("Gru::outputs: call forward first (a step since then spoils its cache)");
+    return ConstMatrixMap(outputs_.data(), h_, columns_);
+  }
+
   /// Overwrites gradients() with dL/dθ, given the input of the last forward and d_output = dL/dh_t
   /// (h x T·B) for its outputs, through time: the gradient reaching h_{t−1} through h_t is cut
   /// where step t starts an episode, and none is kept for the initial states.

@@ -37,6 +37,7 @@
 #include "memtrace/learn/ppo_loss.hpp"
 #include "memtrace/learn/ppo_options.hpp"
 #include "memtrace/learn/ppo_policy.hpp"
+#include "memtrace/learn/recurrent_ppo.hpp"
 #include "memtrace/learn/reward_normalizer.hpp"
 #include "memtrace/random.hpp"
 #include "memtrace/vocabulary.hpp"
@@ -84,15 +85,21 @@ class Ppo {
   static_assert(detail::PpoFeatures<Phi, Scalar>,
                 "Ppo: features must be a dense Eigen column vector of the agent's Scalar (e.g. Eigen::VectorXf for "
                 "Ppo<Eigen::VectorXf, float>) or a MultiHot<C>");
-  static_assert(ActorCriticNetwork<Network, Phi>,
+  static_assert(ActorCriticNetwork<Network, Phi> || RecurrentActorCriticNetwork<Network, Phi>,
                 "Ppo: Network must model ActorCriticNetwork for these features: forward_policy, forward_value, "
-                "backward, parameters, gradients, input_dim and policy_dim (docs/control.md, \"Your own network\")");
+                "backward, parameters, gradients, input_dim and policy_dim (docs/control.md, \"Your own network\"); "
+                "or RecurrentActorCriticNetwork (a state: forward_step, forward_sequence, backward_sequence, "
+                "state_dim)");
   static_assert(std::same_as<typename Network::scalar_type, Scalar>, "Ppo: Network's scalar_type must be Scalar");
   static_assert(PolicyDistribution<policy_distribution_t<Network>, Scalar>,
                 "Ppo: the network's policy_distribution must model PolicyDistribution (Categorical or "
                 "DiagonalGaussian, learn/distributions.hpp)");
 
  public:
+  /// The network carries a state from step to step (RecurrentActorCriticNetwork): the agent keeps
+  /// one per environment, and learns from minibatches of whole sequences (docs/control.md, "A
+  /// recurrent agent").
+  static constexpr bool recurrent = RecurrentActorCriticNetwork<Network, Phi>;
   using features_type = Phi;
   using scalar_type = Scalar;
   using network_type = Network;
@@ -100,10 +107,15 @@ class Ppo {
   using distribution_type = policy_distribution_t<Network>;
   using buffer_type = PpoBuffer<Phi, Scalar, distribution_type>;
   using acting_type = PpoActing<Phi, Scalar, Network>;
+  /// What an update's loss reads: samples, or a recurrent agent's whole sequences.
+  using minibatch_type = std::conditional_t<recurrent, RecurrentPpoMinibatch<Phi, Scalar, distribution_type>,
+                                            PpoMinibatch<Phi, Scalar, distribution_type>>;
   /// What policy() returns: for the default network a policy of the actor alone.
-  using policy_type = std::conditional_t<std::same_as<Network, ActorCritic<Scalar>>, PpoPolicy<Phi, Scalar>,
-                                         PpoPolicy<Phi, Scalar, Network>>;
+  using policy_type = std::conditional_t<recurrent, RecurrentPpoPolicy<Phi, Scalar, Network>,
+                                         std::conditional_t<std::same_as<Network, ActorCritic<Scalar>>,
+                                                            PpoPolicy<Phi, Scalar>, PpoPolicy<Phi, Scalar, Network>>>;
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   static constexpr bool sparse = detail::ppo_sparse<Phi>;
 
   /// An agent for features of dimension input_dim with the default network (options.hidden_sizes),
@@ -142,7 +154,7 @@ class Ppo {
 
   /// An empty buffer for this agent: n_envs x n_steps samples of features of dimension input_dim().
   [[nodiscard]] buffer_type make_buffer() const {
-    return buffer_type(input_dim(), options_.n_envs, options_.n_steps, stored_action_dim());
+    return buffer_type(input_dim(), options_.n_envs, options_.n_steps, stored_action_dim(), state_dim());
   }
 
   /// The acting side bound to buffer (PpoActing): the BatchPolicy and the sink that fill it, step
@@ -161,9 +173,16 @@ class Ppo {
   void compute_advantages(buffer_type& buffer) {
     check_learnable("Ppo::compute_advantages", buffer);
     const std::size_t n = options_.n_envs;
-    const auto& value_output = nets_.forward_value(buffer.features.block(samples_, n));
-    detail::check_network_output("Ppo::compute_advantages", "value output", value_output, 1, n);
-    buffer.bootstrap_values = value_output.row(0).transpose();
+    const auto keep = [&](const auto& value_output) {
+      detail::check_network_output("Ppo::compute_advantages", "value output", value_output, 1, n);
+      buffer.bootstrap_values = value_output.row(0).transpose();
+    };
+    if constexpr (recurrent) {
+      scratch_states_ = buffer.bootstrap_states;
+      keep(nets_.forward_step(buffer.features.block(samples_, n), scratch_states_).value);
+    } else {
+      keep(nets_.forward_value(buffer.features.block(samples_, n)));
+    }
     const GaeOptions gae{options_.discount, options_.gae_lambda, options_.truncation};
     generalized_advantages<Scalar>(gae, n, buffer.steps, as_span(buffer.values), as_span(buffer.bootstrap_values),
                                    as_span(buffer.final_values), as_span(buffer.advantages), as_span(buffer.targets));
@@ -194,14 +213,16 @@ class Ppo {
     double sums[7] = {};
     std::size_t losses = 0, steps = 0;
     const double kl_limit = 1.5 * options_.target_kl;  // Stable-Baselines3's margin
+    // Samples are shuffled; a recurrent agent's whole environments (each a sequence of n_steps).
+    const std::size_t units = recurrent ? options_.n_envs : samples_;
+    const std::size_t unit_count = units / options_.minibatches;
     for (std::size_t epoch = 0; epoch < options_.epochs && !stats.stopped_at_target_kl; ++epoch) {
-      for (std::size_t s = 0; s < samples_; ++s) permutation_[s] = s;
-      for (std::size_t s = samples_; s-- > 1;)
+      for (std::size_t s = 0; s < units; ++s) permutation_[s] = s;
+      for (std::size_t s = units; s-- > 1;)
         std::swap(permutation_[s], permutation_[static_cast<std::size_t>(uniform_index(gen_, s + 1))]);
       for (std::size_t m = 0; m < options_.minibatches; ++m) {
-        minibatch_.gather(buffer,
-                          std::span<const std::size_t>(permutation_.data() + m * minibatch_size_, minibatch_size_));
-        const PpoLoss l = ppo_loss(nets_, minibatch_, loss_coefficients(), true, workspace_);
+        minibatch_.gather(buffer, std::span<const std::size_t>(permutation_.data() + m * unit_count, unit_count));
+        const PpoLoss l = loss(minibatch_);
         ++losses;
         const double terms[6] = {l.loss, l.policy_loss, l.value_loss, l.entropy, l.approx_kl, l.clip_fraction};
         for (int k = 0; k < 6; ++k) sums[k] += terms[k];
@@ -235,6 +256,17 @@ class Ppo {
     stats_.set(stats, buffer.episodes);  // a copy: the stats outlive the buffer
     buffer.clear();
     return stats_.stats();
+  }
+
+  /// The states of a recurrent agent's environments (state_dim x n_envs) after the last step it
+  /// acted on; empty for a feed-forward agent.
+  [[nodiscard]] const Matrix& states() const noexcept { return states_; }
+  /// The entries of one environment's state (0 for a feed-forward agent).
+  [[nodiscard]] std::size_t state_dim() const noexcept {
+    if constexpr (recurrent)
+      return static_cast<std::size_t>(nets_.state_dim());
+    else
+      return 0;
   }
 
   /// The loss's coefficients of the options (ε, vf_coef, ent_coef, clip_value_loss), for ppo_loss.
@@ -341,6 +373,9 @@ class Ppo {
     if (input_dim == 0) detail::invalid("Ppo: input_dim must be at least 1, got 0");
     if (actions == 0) detail::invalid("Ppo: ", distribution_type::size_name, " must be at least 1, got 0");
     detail::check_ppo_options("Ppo", o, sparse);
+    if (recurrent && o.n_envs % o.minibatches != 0)
+      detail::invalid("Ppo: a recurrent agent's minibatches hold whole environments: options.minibatches = ",
+                      o.minibatches, " must divide options.n_envs = ", o.n_envs);
     return o;
   }
 
@@ -386,6 +421,12 @@ class Ppo {
     if (options_.normalize_rewards)
       reward_normalizer_ = RewardNormalizer(options_.n_envs, options_.discount, options_.reward_normalizer);
     permutation_.resize(samples_);
+    if constexpr (recurrent) {
+      states_ = Matrix::Zero(static_cast<Eigen::Index>(state_dim()), static_cast<Eigen::Index>(options_.n_envs));
+      scratch_states_ = states_;
+      minibatch_.reserve_sequences(input_dim(), options_.n_steps, options_.n_envs / options_.minibatches, state_dim(),
+                                   stored_action_dim());
+    }
     stats_.reserve(samples_);
     minibatch_.reserve(input_dim(), minibatch_size_, stored_action_dim());
     workspace_.reserve(static_cast<std::size_t>(nets_.policy_dim()), minibatch_size_);
@@ -421,6 +462,22 @@ class Ppo {
                                   {"targets.size()", &buffer.targets}})
       shape(name, size(*v), samples_);
     shape("bootstrap_values.size()", size(buffer.bootstrap_values), options_.n_envs);
+    if constexpr (recurrent) {
+      shape("starts.size()", static_cast<std::size_t>(buffer.starts.size()), samples_);
+      for (const auto& [name, m] :
+           {std::pair{"initial_states", &buffer.initial_states}, {"bootstrap_states", &buffer.bootstrap_states}}) {
+        shape(name, static_cast<std::size_t>(m->rows()), state_dim());
+        shape(name, static_cast<std::size_t>(m->cols()), options_.n_envs);
+      }
+    }
+  }
+
+  /// The loss with gradients on a minibatch: ppo_loss, or recurrent_ppo_loss through time.
+  PpoLoss loss(const minibatch_type& minibatch) {
+    if constexpr (recurrent)
+      return recurrent_ppo_loss(nets_, minibatch, loss_coefficients(), true, workspace_);
+    else
+      return ppo_loss(nets_, minibatch, loss_coefficients(), true, workspace_);
   }
 
   /// 1 − Var[target − v] / Var[target] over the buffer (population variances, in double; NaN when
@@ -465,8 +522,9 @@ class Ppo {
   RewardNormalizer reward_normalizer_;  // of no environments unless options_.normalize_rewards
   std::size_t horizon_ = options_.total_updates;
 
-  std::vector<std::size_t> permutation_;
-  PpoMinibatch<Phi, Scalar, distribution_type> minibatch_;
+  std::vector<std::size_t> permutation_;  // of the samples, or of a recurrent agent's environments
+  minibatch_type minibatch_;
+  Matrix states_, scratch_states_;  // a recurrent agent's: per environment; the bootstrap's step
   PpoLossWorkspace<Scalar, distribution_type> workspace_;
 
   std::size_t updates_ = 0;

@@ -31,6 +31,7 @@ class Ppo;
 template <class Phi, class Scalar, class Network>
 class PpoActing {
   using D = policy_distribution_t<Network>;
+  static constexpr bool recurrent = RecurrentActorCriticNetwork<Network, Phi>;
 
  public:
   using buffer_type = PpoBuffer<Phi, Scalar, D>;
@@ -46,9 +47,22 @@ class PpoActing {
   /// cannot hold the actions, std::logic_error when the buffer is full (bootstrap and update it);
   /// a refused call changes nothing.
   template <std::uniform_random_bit_generator G, class A>
-  void act(std::span<const Phi> features, std::span<G> gens, std::span<A> actions) requires D::template acts_with<A> {
+  void act(std::span<const Phi> features, std::span<G> gens,
+           std::span<A> actions) requires(D::template acts_with<A> && !recurrent) {
+    act(features, std::span<const bool>(), gens, actions);
+  }
+
+  /// act, told where episodes start (EpisodeStartPolicy; Rollout prefers it): a recurrent agent's
+  /// network steps from its states (Ppo::states()) reset to zero where starts[i], keeping the new
+  /// states aside until the sink writes the step; a feed-forward agent ignores starts. Throws
+  /// std::invalid_argument as act does, and for a recurrent agent's starts whose size is not n_envs.
+  template <std::uniform_random_bit_generator G, class A>
+  void act(std::span<const Phi> features, std::span<const bool> starts, std::span<G> gens,
+           std::span<A> actions) requires D::template acts_with<A> {
     auto& p = buffer_->pending_;
     const std::size_t n = buffer_->n_envs();
+    if (recurrent && starts.size() != n)
+      detail::invalid("PpoActing::act: starts holds ", starts.size(), " entries, expected options.n_envs = ", n);
     if (features.size() != n)
       detail::invalid("PpoActing::act: features holds ", features.size(), " entries, expected options.n_envs = ", n);
     if (gens.size() != n)
@@ -67,15 +81,31 @@ class PpoActing {
     agent_->normalize(p.features, 0, n);
     auto& nets = agent_->networks();
     const auto input = p.features.block(0, n);
-    const auto& out = nets.forward_policy(input);
-    detail::check_network_output("PpoActing::act", "policy output", out, nets.policy_dim(), n);
-    for (std::size_t i = 0; i < n; ++i)
-      p.log_probs[static_cast<Eigen::Index>(i)] =
-          static_cast<Scalar>(D::template act<Scalar>("PpoActing::act", out.col(static_cast<Eigen::Index>(i)),
-                                                      ActionSelection::sample, gens[i], actions[i], p.actions, i));
-    const auto& value_output = nets.forward_value(input);
-    detail::check_network_output("PpoActing::act", "value output", value_output, 1, n);
-    p.values = value_output.row(0).transpose();
+    const auto sample = [&](const auto& out) {
+      detail::check_network_output("PpoActing::act", "policy output", out, nets.policy_dim(), n);
+      for (std::size_t i = 0; i < n; ++i)
+        p.log_probs[static_cast<Eigen::Index>(i)] =
+            static_cast<Scalar>(D::template act<Scalar>("PpoActing::act", out.col(static_cast<Eigen::Index>(i)),
+                                                        ActionSelection::sample, gens[i], actions[i], p.actions, i));
+    };
+    const auto keep_values = [&](const auto& value_output) {
+      detail::check_network_output("PpoActing::act", "value output", value_output, 1, n);
+      p.values = value_output.row(0).transpose();
+    };
+    if constexpr (recurrent) {
+      p.states_before = agent_->states_;
+      p.states = agent_->states_;
+      for (std::size_t i = 0; i < n; ++i) {
+        p.starts[static_cast<Eigen::Index>(i)] = starts[i];
+        if (starts[i]) p.states.col(static_cast<Eigen::Index>(i)).setZero();
+      }
+      const auto out = nets.forward_step(input, p.states);
+      sample(out.policy);
+      keep_values(out.value);
+    } else {
+      sample(nets.forward_policy(input));
+      keep_values(nets.forward_value(input));
+    }
     p.acted = true;
   }
 
@@ -119,13 +149,18 @@ class PpoActing {
     if (bootstrap)
       for (std::size_t i = 0; i < n; ++i)
         if (batch.steps[i].truncated && !batch.steps[i].terminated)
-          buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i]);
+          buffer.final_values[static_cast<Eigen::Index>(base + i)] = value(batch.next_features[i], i);
     // Normalised rewards (a reward that is not finite is refused before anything changes) go into
     // the step's slot, which the loop below completes.
     if (o.normalize_rewards)
       agent_->reward_normalizer_.normalize(
           batch.steps, o.reward_scale, [&](std::size_t i, double reward) { buffer.steps[base + i].reward = reward; });
     if (buffer.recorded_ == 0) buffer.episodes.clear();
+    if constexpr (recurrent) {  // the states move on with the step
+      if (buffer.recorded_ == 0) buffer.initial_states = p.states_before;
+      buffer.starts.segment(static_cast<Eigen::Index>(base), static_cast<Eigen::Index>(n)) = p.starts;
+      agent_->states_ = p.states;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       const auto s = static_cast<Eigen::Index>(base + i), ii = static_cast<Eigen::Index>(i);
       const BasicActedStep<A>& step = batch.steps[i];
@@ -154,8 +189,18 @@ class PpoActing {
   /// columns the advantages bootstrap from. Throws std::logic_error unless the buffer is full and
   /// not yet bootstrapped, std::invalid_argument for a span of the wrong size or features that do
   /// not fit input_dim().
-  void bootstrap(std::span<const Phi> bootstrap_features) {
+  void bootstrap(std::span<const Phi> bootstrap_features) requires(!recurrent) {
+    bootstrap(bootstrap_features, std::span<const bool>());
+  }
+
+  /// bootstrap, told where the environments start episodes (Rollout::episode_starts()): a recurrent
+  /// agent reads the bootstrap features with its states reset to zero there (buffer.bootstrap_states);
+  /// a feed-forward agent ignores starts.
+  void bootstrap(std::span<const Phi> bootstrap_features, std::span<const bool> starts) {
     buffer_type& buffer = *buffer_;
+    if (recurrent && starts.size() != buffer.n_envs())
+      detail::invalid("PpoActing::bootstrap: starts holds ", starts.size(),
+                      " entries, expected options.n_envs = ", buffer.n_envs());
     const std::size_t n = buffer.n_envs(), samples = buffer.samples();
     if (!buffer.full())
       throw std::logic_error(detail::message("PpoActing::bootstrap: the buffer holds ", buffer.recorded(),
@@ -168,6 +213,11 @@ class PpoActing {
     detail::check_ppo_features("PpoActing::bootstrap", "bootstrap_features", bootstrap_features, agent_->input_dim());
     for (std::size_t i = 0; i < n; ++i) buffer.features.set(samples + i, bootstrap_features[i]);
     agent_->normalize(buffer.features, samples, n);
+    if constexpr (recurrent) {
+      buffer.bootstrap_states = agent_->states_;
+      for (std::size_t i = 0; i < n; ++i)
+        if (starts[i]) buffer.bootstrap_states.col(static_cast<Eigen::Index>(i)).setZero();
+    }
     buffer.bootstrapped_ = true;
   }
 
@@ -176,17 +226,26 @@ class PpoActing {
   [[nodiscard]] buffer_type& buffer() const noexcept { return *buffer_; }
 
  private:
-  /// The critic's value of one feature vector, normalised with the statistics of the moment, read
-  /// through the first bootstrap column (unused until bootstrap; it has the capacity after the
-  /// first update, so no allocation).
-  Scalar value(const Phi& phi) {
+  /// The critic's value of environment i's feature vector phi, normalised with the statistics of the
+  /// moment, read through the first bootstrap column (unused until bootstrap; it has the capacity
+  /// after the first update, so no allocation); a recurrent agent's from environment i's state
+  /// after the pending step.
+  Scalar value(const Phi& phi, [[maybe_unused]] std::size_t i) {
     auto& columns = buffer_->features;
     const std::size_t scratch = buffer_->samples();
     columns.set(scratch, phi);
     agent_->normalize(columns, scratch, 1);
-    const auto& out = agent_->networks().forward_value(columns.block(scratch, 1));
-    detail::check_network_output("PpoActing::record", "value output", out, 1, 1);
-    return out(0, 0);
+    if constexpr (recurrent) {
+      auto& state = buffer_->pending_.state;
+      state = buffer_->pending_.states.col(static_cast<Eigen::Index>(i));
+      const auto out = agent_->networks().forward_step(columns.block(scratch, 1), state);
+      detail::check_network_output("PpoActing::record", "value output", out.value, 1, 1);
+      return out.value(0, 0);
+    } else {
+      const auto& out = agent_->networks().forward_value(columns.block(scratch, 1));
+      detail::check_network_output("PpoActing::record", "value output", out, 1, 1);
+      return out(0, 0);
+    }
   }
 
   friend class Ppo<Phi, Scalar, Network>;

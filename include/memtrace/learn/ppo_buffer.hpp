@@ -125,6 +125,7 @@ template <class Phi, class Scalar = float, class Distribution = Categorical>
 class PpoBuffer {
  public:
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   using distribution_type = Distribution;
   /// The actions of the samples (Distribution::actions_type: a std::vector<Action> of indices, or a
   /// k x samples matrix of continuous actions).
@@ -140,12 +141,18 @@ class PpoBuffer {
   Vector bootstrap_values;           ///< per environment: V of the bootstrap features
   Vector advantages, targets;        ///< per sample: GAE's advantages and the value targets
   std::vector<EpisodeEnd> episodes;  ///< the episodes that ended in the recorded steps (with unscaled returns)
+  // A recurrent agent's (RecurrentActorCriticNetwork; empty for others):
+  Eigen::Array<bool, Eigen::Dynamic, 1> starts;  ///< per sample: an episode starts there (the state was reset)
+  Matrix initial_states;    ///< state_dim x n_envs: the states before the rollout's first step (and its resets)
+  Matrix bootstrap_states;  ///< state_dim x n_envs: the states the bootstrap features are read with
 
   PpoBuffer() = default;
   /// A buffer for features of dimension input_dim and actions of action_dim entries (1 for an
   /// index action, k for a continuous one: Distribution::action_dim of the network's policy_dim),
-  /// everything allocated. Throws std::invalid_argument if n_envs·n_steps overflows.
-  PpoBuffer(std::size_t input_dim, std::size_t n_envs, std::size_t n_steps, std::size_t action_dim = 1)
+  /// and, for a recurrent agent, states of state_dim entries; everything allocated. Throws
+  /// std::invalid_argument if n_envs·n_steps overflows.
+  PpoBuffer(std::size_t input_dim, std::size_t n_envs, std::size_t n_steps, std::size_t action_dim = 1,
+            std::size_t state_dim = 0)
       : n_envs_(n_envs), n_steps_(n_steps) {
     const std::size_t n = detail::checked_mul(n_envs, n_steps);
     if (n == 0 && n_envs != 0 && n_steps != 0) detail::invalid("PpoBuffer: n_envs·n_steps overflows");
@@ -160,6 +167,13 @@ class PpoBuffer {
     Distribution::resize(pending_.actions, action_dim, n_envs);
     pending_.log_probs = Vector::Zero(static_cast<Eigen::Index>(n_envs));
     pending_.values = Vector::Zero(static_cast<Eigen::Index>(n_envs));
+    if (state_dim > 0) {
+      const auto h = static_cast<Eigen::Index>(state_dim), e = static_cast<Eigen::Index>(n_envs);
+      starts = Eigen::Array<bool, Eigen::Dynamic, 1>::Zero(static_cast<Eigen::Index>(n));
+      initial_states = bootstrap_states = pending_.states = pending_.states_before = Matrix::Zero(h, e);
+      pending_.starts = Eigen::Array<bool, Eigen::Dynamic, 1>::Zero(e);
+      pending_.state = Matrix::Zero(h, 1);
+    }
   }
 
   [[nodiscard]] std::size_t n_envs() const noexcept { return n_envs_; }
@@ -190,6 +204,10 @@ class PpoBuffer {
     FeatureColumns<Phi, Scalar> features;  // n_envs columns, normalised
     actions_type actions;
     Vector log_probs, values;
+    // A recurrent agent's: the states before the step (unreset), after it, where it started episodes,
+    // and one column of scratch.
+    Matrix states_before, states, state;
+    Eigen::Array<bool, Eigen::Dynamic, 1> starts;
     bool acted = false;
   };
 

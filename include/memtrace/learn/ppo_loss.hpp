@@ -58,51 +58,38 @@ struct PpoLossWorkspace {
   }
 };
 
-/// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
-/// parameters of nets (an ActorCriticNetwork whose policy output its policy_distribution reads:
-/// the logits of a Categorical policy, e.g. ActorCritic, or the means and log standard deviations
-/// of a DiagonalGaussian, e.g. GaussianActorCritic): one forward pass of both heads,
-///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
-///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
-///   − ent_coef·mean H(π);
-/// with coefficients.clip_value_loss the value term is mean 0.5 max((v − target)², (v_clip − target)²),
-/// v_clip = v_old + clip(v − v_old, −ε, ε) (CleanRL's clip_vloss; its gradient is 0 where the
-/// clipped term is larger and |v − v_old| >= ε).
-/// With gradients = true the networks' gradients() are overwritten with d loss / dθ (through
-/// nets.backward); nothing is clipped or stepped. Nothing else changes but the networks' forward
-/// caches and the workspace. Throws std::invalid_argument for an empty minibatch, a count beyond
-/// what it holds, an action out of range (continuous actions: of another dimension), or features
-/// whose dimension is not the networks' input_dim(), before any gradient is written.
-template <class Phi, class Scalar, class Network>
-PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribution_t<Network>>& minibatch,
-                 const PpoLossCoefficients& coefficients, bool gradients,
-                 PpoLossWorkspace<Scalar, policy_distribution_t<Network>>& workspace) {
-  static_assert(ActorCriticNetwork<Network, Phi>,
-                "ppo_loss: nets must model ActorCriticNetwork for these features (docs/control.md, \"Your own "
-                "network\")");
-  static_assert(std::same_as<typename Network::scalar_type, Scalar>,
-                "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
-  using D = policy_distribution_t<Network>;
-  static_assert(PolicyDistribution<D, Scalar>,
-                "ppo_loss: the network's policy_distribution must model PolicyDistribution");
-  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
-  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-  const std::size_t policy_dim = nets.policy_dim();
+namespace detail {
+
+/// Refuses a minibatch the loss cannot read for a network of input_dim and policy_dim (before any
+/// gradient is written).
+template <class D, class Phi, class Scalar>
+void check_ppo_minibatch(const char* who, const PpoMinibatch<Phi, Scalar, D>& minibatch,
+                         const PpoLossCoefficients& coefficients, std::size_t input_dim, std::size_t policy_dim) {
   const std::size_t b = minibatch.count;
-  if (b == 0) detail::invalid("ppo_loss: minibatch.count must be at least 1, got 0");
+  if (b == 0) invalid(who, ": minibatch.count must be at least 1, got 0");
   if (b > minibatch.features.size() ||
       b > static_cast<std::size_t>(
               std::min({minibatch.old_log_probs.size(), minibatch.advantages.size(), minibatch.targets.size()})))
-    detail::invalid("ppo_loss: minibatch.count = ", b, " exceeds the samples the minibatch holds");
+    invalid(who, ": minibatch.count = ", b, " exceeds the samples the minibatch holds");
   if (coefficients.clip_value_loss && b > static_cast<std::size_t>(minibatch.old_values.size()))
-    detail::invalid("ppo_loss: coefficients.clip_value_loss reads minibatch.old_values, which holds ",
-                    minibatch.old_values.size(), " values for ", b, " samples");
-  if (minibatch.features.dim() != static_cast<std::size_t>(nets.input_dim()))
-    detail::invalid("ppo_loss: minibatch.features has dimension ", minibatch.features.dim(),
-                    ", expected the networks' input_dim = ", nets.input_dim());
-  D::check_policy_dim("ppo_loss", policy_dim);
-  D::check_actions("ppo_loss", minibatch.actions, b, policy_dim);
-  workspace.reserve(policy_dim, b);
+    invalid(who, ": coefficients.clip_value_loss reads minibatch.old_values, which holds ", minibatch.old_values.size(),
+            " values for ", b, " samples");
+  if (minibatch.features.dim() != input_dim)
+    invalid(who, ": minibatch.features has dimension ", minibatch.features.dim(),
+            ", expected the networks' input_dim = ", input_dim);
+  D::check_policy_dim(who, policy_dim);
+  D::check_actions(who, minibatch.actions, b, policy_dim);
+}
+
+/// The loss's terms from the networks' outputs on the minibatch's columns (policy: policy_dim x B,
+/// values: 1 x B) and, with gradients, d loss / d policy output and d loss / d value into
+/// workspace.d_policy and workspace.d_values (their first B columns): ppo_loss without the
+/// networks' forward and backward, so that a recurrent network's loss is the same function.
+template <class D, class Phi, class Scalar, class PolicyOutput, class ValueOutput>
+PpoLoss ppo_loss_terms(const PolicyOutput& policy, const ValueOutput& v_new,
+                       const PpoMinibatch<Phi, Scalar, D>& minibatch, const PpoLossCoefficients& coefficients,
+                       bool gradients, PpoLossWorkspace<Scalar, D>& workspace) {
+  const std::size_t b = minibatch.count;
   const auto cols = static_cast<Eigen::Index>(b);
   const auto scale = static_cast<Scalar>(1.0 / static_cast<double>(b));
   // Normalise the minibatch's advantages (population std, + 1e-8), in double.
@@ -116,17 +103,10 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribut
   }
   const double denominator = std::sqrt(var / static_cast<double>(b)) + 1e-8;
 
-  const auto input = minibatch.features.block(0, b);
-  const auto& policy = nets.forward_policy(input);
-  const auto& v_new = nets.forward_value(input);
-  detail::check_network_output("ppo_loss", "policy output", policy, policy_dim, b);
-  detail::check_network_output("ppo_loss", "value output", v_new, 1, b);
-
   // log π(a_j | φ_j) and the entropy of every column, vectorised over the minibatch.
   auto h = workspace.entropy.head(cols);
   auto logp_a = workspace.action_log_probs.head(cols);
   D::template log_prob_entropy<Scalar>(policy, minibatch.actions, b, workspace.distribution, logp_a, h);
-
   const auto lo = static_cast<Scalar>(1.0 - coefficients.clip_epsilon),
              hi = static_cast<Scalar>(1.0 + coefficients.clip_epsilon);
   const auto vf = static_cast<Scalar>(coefficients.vf_coef);
@@ -173,7 +153,55 @@ PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribut
   const auto ent = static_cast<Scalar>(coefficients.ent_coef) * scale;
   // dL/d out_j = coef_j ∂log π(a_j)/∂out_j − (ent_coef / B) ∂H_j/∂out_j
   D::template gradient<Scalar>(policy, minibatch.actions, b, coef, ent, workspace.distribution, h, dl);
-  nets.backward(input, Eigen::Ref<const Matrix>(dl), Eigen::Ref<const RowVector>(dv));
+  return out;
+}
+
+}  // namespace detail
+
+/// The PPO loss of docs/minigrid-tmaze.md ("PPO recipe") on a minibatch of B samples at the current
+/// parameters of nets (an ActorCriticNetwork whose policy output its policy_distribution reads:
+/// the logits of a Categorical policy, e.g. ActorCritic, or the means and log standard deviations
+/// of a DiagonalGaussian, e.g. GaussianActorCritic): one forward pass of both heads,
+///   r = exp(log π(a|φ) − log π_old(a|φ)),   Â = (A − mean A) / (std A + 1e-8)  (over the minibatch,
+///   population std, in double),   loss = −mean min(r Â, clip(r, 1 ± ε) Â) + vf_coef·mean 0.5 (v − target)²
+///   − ent_coef·mean H(π);
+/// with coefficients.clip_value_loss the value term is mean 0.5 max((v − target)², (v_clip − target)²),
+/// v_clip = v_old + clip(v − v_old, −ε, ε) (CleanRL's clip_vloss; its gradient is 0 where the
+/// clipped term is larger and |v − v_old| >= ε).
+/// With gradients = true the networks' gradients() are overwritten with d loss / dθ (through
+/// nets.backward); nothing is clipped or stepped. Nothing else changes but the networks' forward
+/// caches and the workspace. Throws std::invalid_argument for an empty minibatch, a count beyond
+/// what it holds, an action out of range (continuous actions: of another dimension), or features
+/// whose dimension is not the networks' input_dim(), before any gradient is written.
+template <class Phi, class Scalar, class Network>
+PpoLoss ppo_loss(Network& nets, const PpoMinibatch<Phi, Scalar, policy_distribution_t<Network>>& minibatch,
+                 const PpoLossCoefficients& coefficients, bool gradients,
+                 PpoLossWorkspace<Scalar, policy_distribution_t<Network>>& workspace) {
+  static_assert(ActorCriticNetwork<Network, Phi>,
+                "ppo_loss: nets must model ActorCriticNetwork for these features (docs/control.md, \"Your own "
+                "network\")");
+  static_assert(std::same_as<typename Network::scalar_type, Scalar>,
+                "ppo_loss: the networks' scalar_type must be the minibatch's Scalar");
+  using D = policy_distribution_t<Network>;
+  static_assert(PolicyDistribution<D, Scalar>,
+                "ppo_loss: the network's policy_distribution must model PolicyDistribution");
+  using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+  const std::size_t policy_dim = nets.policy_dim();
+  const std::size_t b = minibatch.count;
+  detail::check_ppo_minibatch("ppo_loss", minibatch, coefficients, static_cast<std::size_t>(nets.input_dim()),
+                              policy_dim);
+  workspace.reserve(policy_dim, b);
+  const auto input = minibatch.features.block(0, b);
+  const auto& policy = nets.forward_policy(input);
+  const auto& v_new = nets.forward_value(input);
+  detail::check_network_output("ppo_loss", "policy output", policy, policy_dim, b);
+  detail::check_network_output("ppo_loss", "value output", v_new, 1, b);
+  const PpoLoss out = detail::ppo_loss_terms(policy, v_new, minibatch, coefficients, gradients, workspace);
+  if (!gradients) return out;
+  const auto cols = static_cast<Eigen::Index>(b);
+  nets.backward(input, Eigen::Ref<const Matrix>(workspace.d_policy.leftCols(cols)),
+                Eigen::Ref<const RowVector>(workspace.d_values.leftCols(cols)));
   return out;
 }
 

@@ -28,9 +28,9 @@ namespace memtrace {
 /// run), on the caller's empty buffer (agent.make_buffer(); keeping it across calls, training
 /// allocates nothing after its first update): each update runs n_steps rollout steps with
 /// agent.acting(buffer) as the policy and the sink, bootstraps from the features the environments
-/// continue from (rollout.features()), calls agent.update(buffer), then on_update(const PpoStats&);
-/// if on_update returns bool, false stops training. With annealing and no horizon yet
-/// (agent.total_updates() == 0), the first train sets it to its number of updates. Throws
+/// continue from (rollout.features(), with where they start episodes for a recurrent agent), calls
+/// agent.update(buffer), then on_update(const PpoStats&); if on_update returns bool, false stops training. With
+/// annealing and no horizon yet (agent.total_updates() == 0), the first train sets it to its number of updates. Throws
 /// std::invalid_argument (before any step) for a rollout whose size is not n_envs, a memory whose
 /// dim() is not input_dim(), total_env_steps < n_envs·n_steps, a horizon whose Adam steps would
 /// overflow or a buffer of another shape; std::logic_error for a buffer that is not empty.
@@ -62,7 +62,7 @@ void train(Ppo<Phi, Scalar, Net>& agent, typename Ppo<Phi, Scalar, Net>::buffer_
   }
   for (std::size_t u = 0; u < n_updates; ++u) {
     rollout.collect(acting, options.n_steps, acting);
-    acting.bootstrap(rollout.features());
+    acting.bootstrap(rollout.features(), rollout.episode_starts());
     const PpoStats& stats = agent.update(buffer);
     if constexpr (std::same_as<std::invoke_result_t<OnUpdate&, const PpoStats&>, bool>) {
       if (!on_update(stats)) return;
