@@ -38,8 +38,14 @@ struct Network {  // a BatchPolicy: all environments at once
   template <class G>
   void act(std::span<const Eigen::VectorXf> phi, std::span<G> gens, std::span<memtrace::Action> actions);
 };
+struct Recurrent {  // an EpisodeStartPolicy: all at once, told where episodes start
+  template <class G>
+  void act(std::span<const Eigen::VectorXf> phi, std::span<const bool> starts, std::span<G> gens,
+           std::span<memtrace::Action> actions);
+};
 static_assert(Policy<Greedy, Eigen::VectorXf> && !BatchPolicy<Greedy, Eigen::VectorXf>);
 static_assert(BatchPolicy<Network, Eigen::VectorXf>);
+static_assert(EpisodeStartPolicy<Recurrent, Eigen::VectorXf> && !EpisodeStartPolicy<Network, Eigen::VectorXf>);
 
 namespace car {
 // A MountainCar-like task of your own with its velocity hidden: the car sees its position only.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memtrace/learn/gru_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
+#include <memtrace/learn/ppo_checkpoint.hpp>
 #include <memtrace/loop/ppo.hpp>
 #include <memtrace/loop/rollout.hpp>
 #include <memtrace/memory/trace_bank.hpp>
@@ -144,6 +145,44 @@ TEST_CASE("a recurrent agent keeps one state per environment, reset where episod
   CHECK(buffer.bootstrap_states == states[8]);  // no episode starts at step 8
   agent.update(buffer);
   CHECK(agent.last_stats().minibatches == o.epochs * 2);
+}
+
+TEST_CASE("a recurrent agent's checkpoint keeps its states: the restored agent trains on bit for bit",
+          "[recurrent][checkpoint]") {
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 10;  // not a multiple of the episodes' 6 steps: the states are mid-episode at a checkpoint
+  o.minibatches = 2;
+  o.hidden_sizes = {8};
+  using Agent = Ppo<Eigen::VectorXf, float, GruActorCritic<float>>;
+  const auto make = [&] {
+    GruActorCritic<float> nets(4, 2, 6, {8});
+    auto gen = make_stream(21, 0);
+    nets.initialize_orthogonal(gen);
+    return Agent(std::move(nets), o, 22);
+  };
+  Agent a = make();
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < 4; ++i) gens.push_back(make_stream(23, i));
+  Rollout first(std::vector<test_tasks::Cue>(4), std::vector<Memoryless>(4, memoryless()), gens);
+  train(a, first, 3 * 40);
+  REQUIRE(a.states().norm() > 0);
+  TensorFile file;
+  save_state(file, "agent.", a);
+  Agent b = make();
+  load_state(file, "agent.", b);
+  CHECK(b.states() == a.states());
+  Rollout second = first;
+  a.set_total_updates(5);  // train() set a's horizon to its 3 updates: continue both on one schedule
+  b.set_total_updates(5);
+  train(a, first, 2 * 40);
+  train(b, second, 2 * 40);
+  const auto pa = a.networks().parameters(), pb = b.networks().parameters();
+  for (std::size_t k = 0; k < pa.size(); ++k) CHECK(std::equal(pa[k].begin(), pa[k].end(), pb[k].begin(), pb[k].end()));
+  CHECK(b.states() == a.states());
+  // A file without the states is refused.
+  std::erase_if(file.tensors, [](const Tensor& t) { return t.name == "agent.states"; });
+  CHECK_THROWS_WITH(load_state(file, "agent.", b), Catch::Contains("agent.states"));
 }
 
 TEST_CASE("a recurrent agent on the memoryless view learns the cue task, which a memoryless agent cannot",

@@ -116,6 +116,11 @@ struct PpoStateAccess {
   static void set_reward_normalizer(Agent& a, RewardNormalizer r) noexcept {
     a.reward_normalizer_ = std::move(r);
   }
+  template <class Agent>
+  static void set_states(Agent& a, const std::vector<double>& states) noexcept {
+    for (Eigen::Index k = 0; k < a.states_.size(); ++k)
+      a.states_.data()[k] = static_cast<typename Agent::scalar_type>(states[static_cast<std::size_t>(k)]);
+  }
 };
 
 /// A PPO agent's state, for save_state and load_state (checkpoint.hpp): the agent is Checkpointable
@@ -134,6 +139,7 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
   ///                          with options().normalize_rewards;
   ///   normalizer.count, normalizer.mean, normalizer.squared_deviations, normalizer.frozen
   ///                          with options().normalize_features;
+  ///   states                 a recurrent agent's states, [n_envs, state_dim] (row e: environment e's);
   /// and the metadata entry `prefix` + "options" (every option, detail::ppo_options_text). Not in
   /// it: the statistics of the last update (last_stats(), a report) and any buffer (an update
   /// empties the buffer it learned from: checkpoint between updates).
@@ -158,6 +164,7 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       finite("normalizer.squared_deviations", agent.normalizer().squared_deviations());
     }
     if (agent.options().normalize_rewards) finite("reward_normalizer.returns", agent.reward_normalizer().returns());
+    if constexpr (Ppo<Phi, Scalar, Network>::recurrent) finite("states", agent.states().reshaped());
     for (std::size_t b = 0; b < detail::parameter_block_count(parameters); ++b) {
       const auto block = detail::parameter_block(parameters, b);
       put_reals<Scalar>(file, prefix + "parameters." + std::to_string(b), {block.size()}, {block.begin(), block.end()});
@@ -187,6 +194,11 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
       put_reals(file, prefix + "reward_normalizer.returns", {r.n_envs()},
                 {r.returns().data(), r.returns().data() + r.returns().size()});
     }
+    if constexpr (Ppo<Phi, Scalar, Network>::recurrent) {
+      const auto& states = agent.states();
+      put_reals<Scalar>(file, prefix + "states", {agent.options().n_envs, agent.state_dim()},
+                        {states.data(), states.data() + states.size()});
+    }
     file.metadata[prefix + "options"] = detail::ppo_options_text(agent.options());
   }
 
@@ -205,7 +217,7 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
     DefaultGenerator gen;
     FeatureNormalizer normalizer;
     RewardNormalizer reward_normalizer;
-    const std::vector<double>*m = nullptr, *v = nullptr;
+    const std::vector<double>*m = nullptr, *v = nullptr, *states = nullptr;
     std::uint64_t adam_count = 0, updates = 0, horizon = 0, skipped = 0;
     try {
       const auto options = file.metadata.find(prefix + "options");
@@ -259,6 +271,8 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
             std::move(statistics),
             Eigen::Map<const Eigen::VectorXd>(returns.data(), static_cast<Eigen::Index>(returns.size())), o.discount);
       }
+      if constexpr (Ppo<Phi, Scalar, Network>::recurrent)
+        states = &state_reals<Scalar>(file, prefix + "states", {o.n_envs, agent.state_dim()});
       // Adam's moments are checked (finite, the second >= 0) by set_state before anything is assigned.
       const auto as_vector = [](const std::vector<double>& x) {
         return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
@@ -267,6 +281,7 @@ struct CheckpointState<Ppo<Phi, Scalar, Network>> {
                                       as_vector(*m), as_vector(*v), static_cast<std::size_t>(adam_count),
                                       static_cast<std::size_t>(skipped));
       if (o.normalize_rewards) detail::PpoStateAccess::set_reward_normalizer(agent, std::move(reward_normalizer));
+      if (states != nullptr) detail::PpoStateAccess::set_states(agent, *states);
     } catch (const std::invalid_argument& e) {
       std::string_view why = e.what();
       if (why.starts_with("load_state: ")) why.remove_prefix(12);  // the shared readers' own prefix
