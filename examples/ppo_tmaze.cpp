@@ -31,6 +31,7 @@
 #include <memtrace/experiment/results.hpp>
 #include <memtrace/experiment/statistics.hpp>
 #include <memtrace/experiment/sweep_runner.hpp>
+#include <memtrace/learn/gru_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
 #include <memtrace/loop/ppo_run.hpp>
@@ -55,26 +56,30 @@ using namespace memtrace;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-enum class MemoryKind { trace, trace_slow, memoryless, frame_stack };
+enum class MemoryKind { trace, trace_slow, memoryless, frame_stack, gru };
 const std::vector<std::pair<std::string, MemoryKind>> memory_names{{"trace", MemoryKind::trace},
                                                                    {"trace-slow", MemoryKind::trace_slow},
                                                                    {"memoryless", MemoryKind::memoryless},
                                                                    {"frame-stack", MemoryKind::frame_stack}};
-/// A sweep's memory: a kind, and for traces whether the agent normalises its features (the name
-/// with "+norm": PpoOptions::normalize_features).
+/// A sweep's memory: a kind, for traces whether the agent normalises its features (the name
+/// with "+norm": PpoOptions::normalize_features), for a GRU its state's size (gru64: 64).
 struct MemoryChoice {
   MemoryKind kind = MemoryKind::trace;
   bool normalize = false;
+  std::size_t hidden = 0;
 };
-const std::vector<std::string> memory_flag_values{"trace",           "trace+norm", "trace-slow",
-                                                  "trace-slow+norm", "memoryless", "frame-stack"};
+const std::vector<std::string> memory_flag_values{
+    "trace", "trace+norm", "trace-slow", "trace-slow+norm", "memoryless", "frame-stack", "gru32", "gru64", "gru128"};
 bool is_trace(MemoryKind kind) { return kind == MemoryKind::trace || kind == MemoryKind::trace_slow; }
 std::string name_of(MemoryChoice m) {
+  if (m.kind == MemoryKind::gru) return "gru" + std::to_string(m.hidden);
   for (const auto& [name, k] : memory_names)
     if (k == m.kind) return name + (m.normalize ? "+norm" : "");
   return "?";
 }
 MemoryChoice parse_memory(const std::string& name) {
+  for (const std::size_t hidden : {32u, 64u, 128u})
+    if (name == "gru" + std::to_string(hidden)) return {MemoryKind::gru, false, hidden};
   const bool normalize = name.ends_with("+norm");
   const std::string base = normalize ? name.substr(0, name.size() - 5) : name;
   for (const auto& [n, k] : memory_names)
@@ -129,6 +134,16 @@ struct Options {
 /// The λ_k = (k - 1)/k of the paper's Fig. 5.
 double lambda_of(std::size_t k) { return static_cast<double>(k - 1) / static_cast<double>(k); }
 
+/// A run's n_steps: the recipe's, and for a GRU at least 2(k + 2), so that a rollout segment holds
+/// a whole shortest episode (the cue and the decision inside one sequence: the gradient through
+/// time reaches the cue).
+std::size_t n_steps_of(const Options& o, MemoryChoice memory, std::size_t k) {
+  return memory.kind == MemoryKind::gru ? std::max(o.ppo.n_steps, 2 * (k + 2)) : o.ppo.n_steps;
+}
+std::size_t batch_of(const Options& o, MemoryChoice memory, std::size_t k) {
+  return o.ppo.n_envs * n_steps_of(o, memory, k);
+}
+
 /// One run of a sweep.
 struct RunSpec {
   MemoryChoice memory;
@@ -166,23 +181,36 @@ struct RunResult {
 /// too and keeps its weights (--save-agent). With a `checkpoint` path the run resumes from the
 /// checkpoint there (of the run `identity`: another run's is refused) and writes its own as
 /// --checkpoint-every says. std::nullopt: --stop-after stopped it.
-template <class M>
+template <class Network, class M>
 std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const M& memory, bool single,
                                     const fs::path& checkpoint, const std::string& identity,
                                     const std::function<void()>& ready) {
   using Phi = features_t<M>;
+  using Agent = Ppo<Phi, float, Network>;
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
   PpoOptions po = o.ppo;
   po.discount = spec.discount;
   po.normalize_features = spec.memory.normalize;
+  po.n_steps = n_steps_of(o, spec.memory, spec.corridor);
   const std::uint64_t key = stream_key(o.seed, spec.seed);
   std::vector<MinigridTMaze> envs(po.n_envs, MinigridTMaze(spec.corridor));
   std::vector<M> memories(po.n_envs, memory);
   std::vector<DefaultGenerator> gens;
   for (std::size_t i = 0; i < po.n_envs; ++i) gens.push_back(make_stream(key, i));
   Rollout rollout(std::move(envs), std::move(memories), std::move(gens));
-  Ppo<Phi> agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
+  // The paper's networks from stream n_envs; a GRU's from stream n_envs + 3 (its own), the agent's
+  // permutations from stream n_envs as for the others.
+  Agent agent = [&] {
+    if constexpr (Agent::recurrent) {
+      GruActorCritic<float> nets(memory.dim(), minigrid::num_actions, spec.memory.hidden, po.hidden_sizes);
+      DefaultGenerator init = make_stream(key, po.n_envs + 3);
+      nets.initialize_orthogonal(init);
+      return Agent(std::move(nets), po, make_stream(key, po.n_envs)());
+    } else {
+      return Agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
+    }
+  }();
   if (!o.load_agent.empty()) load_ppo_weights(fs::path(o.load_agent), agent);  // a fresh optimiser
 
   // Whole updates only: the steps actually taken (none: --load-agent with --steps 0).
@@ -194,7 +222,7 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
   // Learning curve: o.curve_points points evenly spaced in steps; each the success rate of the
   // episodes that ended since the previous point (reward 1 exactly on the success cell).
   LearningCurve curve(std::max(total, batch), batch, {.points = o.curve_points, .success_return = 0.5});
-  std::optional<PpoRunCheckpoint<Ppo<Phi>, decltype(rollout)>> saved;
+  std::optional<PpoRunCheckpoint<Agent, decltype(rollout)>> saved;
   if (total > 0) {
     if (!checkpoint.empty()) {
       saved.emplace(checkpoint, identity, agent, rollout, &curve, o.checkpoint_every);
@@ -261,14 +289,17 @@ std::optional<RunResult> run_one(const Options& o, const RunSpec& spec, const st
     case MemoryKind::trace:
     case MemoryKind::trace_slow:
       // Non-episodic traces of the official code: reset to 0, then the first view (TraceInit::zero).
-      return train_with(o, spec, TraceBank<dynamic, float>(lambdas, view_dim, TraceInit::zero), progress, checkpoint,
-                        identity, ready);
+      return train_with<ActorCritic<float>>(o, spec, TraceBank<dynamic, float>(lambdas, view_dim, TraceInit::zero),
+                                            progress, checkpoint, identity, ready);
     case MemoryKind::memoryless:
-      return train_with(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero), progress, checkpoint,
-                        identity, ready);
+      return train_with<ActorCritic<float>>(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero),
+                                            progress, checkpoint, identity, ready);
     case MemoryKind::frame_stack:
-      return train_with(o, spec, FrameStack<MultiHot<9>>(frames, view_dim, WindowPadding::zero), progress, checkpoint,
-                        identity, ready);
+      return train_with<ActorCritic<float>>(o, spec, FrameStack<MultiHot<9>>(frames, view_dim, WindowPadding::zero),
+                                            progress, checkpoint, identity, ready);
+    case MemoryKind::gru:  // the memoryless view, remembered by the network
+      return train_with<GruActorCritic<float>>(o, spec, FrameStack<MultiHot<9>>(1, view_dim, WindowPadding::zero),
+                                               progress, checkpoint, identity, ready);
   }
   throw std::logic_error("unknown memory");
 }
@@ -285,6 +316,10 @@ std::size_t frames_of(const Options& o, std::size_t k) { return o.frames != 0 ? 
 /// docs/minigrid-tmaze.md, "Arithmetic per step"): traces are dense (45 inputs per λ), frame stacks
 /// cost their 9 active cells per frame.
 double run_cost(const Options& o, const RunSpec& r, bool lambdas_given) {
+  if (r.memory.kind == MemoryKind::gru) {  // acting, then 2 epochs of forward and backward (about 3 forwards)
+    const auto h = static_cast<double>(r.memory.hidden);
+    return static_cast<double>(r.steps) * 7.0 * (3.0 * h * (9.0 + h) + 2.0 * (64.0 * h + 64.0 * 64.0 + 64.0 * 4.0));
+  }
   double inputs = 9.0;  // memoryless: one view
   if (is_trace(r.memory.kind))
     inputs = 45.0 * static_cast<double>(sweep_lambdas(o, r.memory, r.corridor, lambdas_given).size());
@@ -407,10 +442,10 @@ int single(const Options& o) {
   };
   print_evaluation(o.eval_greedy, {r.eval_success, r.eval_goal, r.eval_steps});
   print_evaluation(!o.eval_greedy, r.other);
-  std::printf(
-      "%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
-      static_cast<double>(o.steps / (o.ppo.n_envs * o.ppo.n_steps) * (o.ppo.n_envs * o.ppo.n_steps)) / r.seconds / 1e3,
-      (dir / "curve.csv").c_str(), (dir / "diagnostics.csv").c_str());
+  std::printf("%.1f s, %.1f s of CPU (%.0fk steps/s, evaluation included); wrote %s and %s\n", r.seconds, r.cpu_seconds,
+              static_cast<double>(o.steps / batch_of(o, o.memory, o.corridor) * batch_of(o, o.memory, o.corridor)) /
+                  r.seconds / 1e3,
+              (dir / "curve.csv").c_str(), (dir / "diagnostics.csv").c_str());
   if (!o.save_agent.empty()) {
     write_safetensors(o.save_agent, r.weights);
     std::printf("wrote the agent to %s\n", o.save_agent.c_str());
@@ -431,6 +466,17 @@ int single(const Options& o) {
 /// Steps of a sweep's runs at corridor k: one value for all corridors, or one per corridor.
 std::size_t steps_of(const Options& o, std::size_t corridor_index) {
   return o.sweep_steps.size() == 1 ? o.sweep_steps.front() : o.sweep_steps[corridor_index];
+}
+
+/// What a GRU's runs depend on, for an experiment with one ("" otherwise, so that the folders of
+/// the other memories keep their description).
+std::string gru_description(const Options& o) {
+  bool gru = o.memory.kind == MemoryKind::gru;
+  for (const std::string& name : o.memories) gru = gru || parse_memory(name).kind == MemoryKind::gru;
+  if (!gru) return "";
+  return "gru=the memoryless view through torch.nn.GRU's cell, its state under the hidden layers; CleanRL's "
+         "initialisation (orthogonal, gain 1, biases 0; stream n_envs+3); minibatches of whole environments\n"
+         "gru_n_steps=max(n_steps, 2(k+2))\n";
 }
 
 /// What a sweep's runs depend on besides their keys; a results folder holds one experiment.
@@ -456,6 +502,7 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
     << (o.freeze_normalizer_at < 1.0 ? "\nfreeze_normalizer_at=" + csv_field(o.freeze_normalizer_at) : "")
     << "\nnormalizer=epsilon " << csv_field(p.normalizer.epsilon) << " clip " << csv_field(p.normalizer.clip)
     << " (memories named +norm)\n"
+    << gru_description(o)
     << examples::ppo_settings_changed(
            p, Options::recipe(),
            {"n_envs", "n_steps", "gae_lambda", "epochs", "minibatches", "clip", "vf_coef", "ent_coef", "max_grad_norm",
@@ -498,9 +545,9 @@ int sweep(const Options& o, bool lambdas_given) {
       description,
       {{"runs.csv", runs_header, 5}, {"curves.csv", curves_header, 6}, {"diagnostics.csv", diagnostics_header, 6}},
       {}};
-  const std::size_t batch = o.ppo.n_envs * o.ppo.n_steps;
   for (const RunSpec& spec : specs) {
     SweepRun run{{{key_of(spec)}, {}, {}}, run_cost(o, spec, lambdas_given)};
+    const std::size_t batch = batch_of(o, spec.memory, spec.corridor);
     for (const std::size_t steps : distinct_curve_steps(spec.steps, batch, o.curve_points)) {
       run.keys[1].push_back(key_of(spec));
       run.keys[1].back().push_back(csv_field(steps));
@@ -594,6 +641,7 @@ int sweep(const Options& o, bool lambdas_given) {
   for (std::size_t c = 0; c < o.corridors.size(); ++c)
     for (const MemoryChoice kind : kinds)
       for (double discount : o.discounts) {
+        const std::size_t batch = batch_of(o, kind, o.corridors[c]);
         const std::size_t steps = steps_of(o, c), run = steps / batch * batch;
         double cpu = 0;
         for (const double x : runs.values(csv_row(name_of(kind), o.corridors[c], steps, discount), 9)) cpu += x;
@@ -641,9 +689,11 @@ int main(int argc, char** argv) {
   const CLI::Validator unit = number_check("in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
   const CLI::Validator unit_open = number_check("in [0, 1)", [](double x) { return x >= 0 && x < 1; });
   std::string memory = "trace";
-  app.add_option("--memory", memory,
-                 "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack; a trace with +norm "
-                 "(trace+norm) normalises its features, as --normalize does")
+  app.add_option(
+         "--memory", memory,
+         "trace (the --lambdas), trace-slow ((k-1)/k alone), memoryless, frame-stack, gru32, gru64, gru128 (the "
+         "memoryless view through a GRU of that state size, n_steps at least 2(k+2)); a trace with +norm "
+         "(trace+norm) normalises its features, as --normalize does")
       ->check(CLI::IsMember(memory_flag_values));
   bool normalize = false;
   app.add_flag("--normalize", normalize,

@@ -2,6 +2,8 @@
 // time, the sequence forward equal to acting step by step with resets, MultiHot inputs equal to
 // their dense columns, the gradient through time (across an episode start inside the sequence)
 // against central finite differences, and bad input refused.
+#include "eigen_throws.hpp"  // first: before Eigen (the program counts allocations)
+
 #include <Eigen/Core>
 #include <array>
 #include <catch2/catch.hpp>

@@ -38,59 +38,16 @@
 
 #include "ppo_fixtures.hpp"
 
-// ---- heap allocations, counted while `counting` is set ----
-// GCC 12 at -O3 inlines the replaced operator new into its callers and then warns that the
-// replaced operator delete frees what "operator new" returned: a false positive, since both sides
-// are these malloc/free pairs.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-namespace {
-std::size_t allocations = 0;
-bool counting = false;
-}  // namespace
-// Every replaceable form but the over-aligned ones, so that each new meets its own delete.
-void* operator new(std::size_t size) {
-  if (counting) ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (counting) ++allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "allocation_counting.hpp"  // this program's one replaced operator new
 
 namespace ppo_test {  // a namespace of its own: the folder's tests are compiled as one file
 
 using namespace memtrace;
 using namespace ppo_fixtures;
+using allocation_counting::AllocationGuard;
+using allocation_counting::allocations;
 
-namespace {
-
-/// While alive: any heap allocation by Eigen throws, and operator new is counted.
-struct AllocationGuard {
-  AllocationGuard() {
-    Eigen::internal::set_is_malloc_allowed(false);
-    allocations = 0;
-    counting = true;
-  }
-  ~AllocationGuard() {
-    counting = false;
-    Eigen::internal::set_is_malloc_allowed(true);
-  }
-  AllocationGuard(const AllocationGuard&) = delete;
-  AllocationGuard& operator=(const AllocationGuard&) = delete;
-};
-
-}  // namespace
+namespace {}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Schedule, clipping, sampling

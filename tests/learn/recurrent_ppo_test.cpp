@@ -1,7 +1,9 @@
 // The recurrent PPO agent (learn/recurrent_ppo.hpp, learn/gru_actor_critic.hpp): its loss's
 // gradient through time and across an episode start inside a sequence against finite differences,
 // the states it keeps and stores while acting, minibatches of whole environments, and a small run
-// that learns a cue task no memoryless agent can.
+// that learns a cue task no memoryless agent can; no allocation after the first update.
+#include "eigen_throws.hpp"  // first: before Eigen
+
 #include <Eigen/Core>
 #include <array>
 #include <catch2/catch.hpp>
@@ -17,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "allocation_counting.hpp"  // this program's one replaced operator new
 #include "cue_task.hpp"
 #include "loss_gradient_check.hpp"
 
@@ -48,6 +51,31 @@ GruActorCritic<double> make_network(std::size_t d, std::size_t actions, std::siz
 /// trace with λ = 0.
 using Memoryless = TraceBank<dynamic, float>;
 Memoryless memoryless() { return Memoryless({0.0}, 4); }
+
+/// The cue task cut by a time limit at its third step (truncated, never terminated): every episode
+/// ends in a truncation, whose final value PPO reads in bootstrap truncation.
+struct CutCue : test_tasks::Cue {
+  template <class G>
+  TimeStep<> step(Action u, G& gen) {
+    TimeStep<> s = Cue::step(u, gen);
+    s.truncated = t == 3;
+    return s;
+  }
+};
+
+/// An EpisodeStartPolicy that acts twice on every step with an agent's acting side, the first time
+/// with copies of the generators (what a repeated act must not change).
+template <class Acting, class Phi>
+struct ActTwice {
+  Acting& acting;
+  template <class G>
+  void act(std::span<const Phi> phis, std::span<const bool> starts, std::span<G> gens, std::span<Action> actions) {
+    std::vector<G> copies(gens.begin(), gens.end());
+    std::vector<Action> discarded(actions.size());
+    acting.act(phis, starts, std::span<G>(copies), std::span<Action>(discarded));
+    acting.act(phis, starts, gens, actions);
+  }
+};
 
 }  // namespace
 
@@ -183,6 +211,62 @@ TEST_CASE("a recurrent agent's checkpoint keeps its states: the restored agent t
   // A file without the states is refused.
   std::erase_if(file.tensors, [](const Tensor& t) { return t.name == "agent.states"; });
   CHECK_THROWS_WITH(load_state(file, "agent.", b), Catch::Contains("agent.states"));
+}
+
+TEST_CASE(
+    "a recurrent agent reads a truncated episode's final value from the state after the step, acting twice "
+    "changes nothing, and after the first update training allocates nothing",
+    "[recurrent][allocation]") {
+  PpoOptions o;
+  o.n_envs = 4;
+  o.n_steps = 16;
+  o.minibatches = 2;
+  o.hidden_sizes = {8};
+  o.total_updates = 50;
+  o.truncation = TruncationMode::bootstrap;
+  using Phi = Eigen::VectorXf;
+  using Agent = Ppo<Phi, float, GruActorCritic<float>>;
+  GruActorCritic<float> nets(4, 2, 8, {8});
+  auto gen = make_stream(31, 0);
+  nets.initialize_orthogonal(gen);
+  Agent agent(std::move(nets), o, 32);
+  std::vector<DefaultGenerator> gens;
+  for (std::size_t i = 0; i < 4; ++i) gens.push_back(make_stream(33, i));
+  Rollout rollout(std::vector<CutCue>(4), std::vector<Memoryless>(4, memoryless()), gens);
+  auto buffer = agent.make_buffer();
+  auto acting = agent.acting(buffer);
+  // One rollout by hand: at every truncation, the final value is the critic's on the final view
+  // from the environment's state after the step; a second act on a step changes nothing.
+  std::size_t truncations = 0;
+  Eigen::MatrixXf state(8, 1);
+  // Acts twice on every step (the first time with copies of the generators): the states must move once.
+  ActTwice<decltype(acting), Phi> twice{acting};
+  for (std::size_t t = 0; t < 16; ++t)
+    rollout.step(twice, [&](const RolloutBatch<Phi>& batch) {
+      acting(batch);
+      for (std::size_t i = 0; i < 4; ++i)
+        if (batch.steps[i].truncated && !batch.steps[i].terminated) {
+          ++truncations;
+          state = agent.states().col(static_cast<Eigen::Index>(i));
+          const Eigen::MatrixXf final_features = batch.next_features[i];
+          const auto out = agent.networks().forward_step(final_features, state);
+          CHECK(buffer.final_values[static_cast<Eigen::Index>(t * 4 + i)] == out.value(0, 0));
+        }
+    });
+  REQUIRE(truncations > 0);
+  acting.bootstrap(rollout.features(), rollout.episode_starts());
+  // Replaying the stored sequence gives the states the agent ends with: each step moved them once.
+  agent.networks().forward_sequence(buffer.features.block(0, 64), std::span<const bool>(buffer.starts.data(), 64),
+                                    buffer.initial_states);
+  CHECK((agent.networks().gru().outputs().rightCols(4) - agent.states()).cwiseAbs().maxCoeff() < 1e-6);
+  agent.update(buffer);
+  std::size_t updates = 0;
+  {
+    allocation_counting::AllocationGuard guard;
+    train(agent, buffer, rollout, 40 * 64, [&](const PpoStats&) { ++updates; });
+  }
+  CHECK(updates == 40);
+  CHECK(allocation_counting::allocations == 0);
 }
 
 TEST_CASE("a recurrent agent on the memoryless view learns the cue task, which a memoryless agent cannot",

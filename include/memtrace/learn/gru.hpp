@@ -251,6 +251,7 @@ class Gru {
   /// Workspaces for sequences of `columns` columns and steps of `b` columns (never shrunk).
   void grow(Eigen::Index columns, Eigen::Index b) {
     if (columns > capacity_) {
+      batch_ = -1;  // the last forward's gates are gone
       for (Vector* v : {&previous_, &outputs_, &r_, &z_, &n_, &ghn_}) v->resize(h_ * columns);
       for (Vector* v : {&d_gi_, &d_gh_}) v->resize(3 * h_ * columns);
       starts_.resize(columns);
@@ -288,10 +289,10 @@ class Gru {
       auto gh = d_gh.middleCols(c, b);
       gh.topRows(2 * h_) = d_gi.middleCols(c, b).topRows(2 * h_);
       gh.bottomRows(h_).array() = da_n.array() * rt;
-      // dL/dh_{t−1} = z ⊙ dh + W_hhᵀ dGh, cut where step t starts an episode.
-      const auto through_z = (dh * zt).matrix().eval();  // dh reads carry, which is overwritten next
-      carry.noalias() = weight_hh().transpose() * gh;
-      carry += through_z;
+      // dL/dh_{t−1} = z ⊙ dh + W_hhᵀ dGh, cut where step t starts an episode (dh reads carry:
+      // coefficient-wise in place first, then the product).
+      carry.array() = dh * zt;
+      carry.noalias() += weight_hh().transpose() * gh;
       for (Eigen::Index j = 0; j < b; ++j)
         if (starts_[c + j]) carry.col(j).setZero();
     }

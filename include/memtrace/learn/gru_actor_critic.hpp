@@ -87,8 +87,13 @@ class GruActorCritic {
   template <class Input>
   output_type forward_step(const Input& x, Eigen::Ref<Matrix> states) {
     gru_.step(x, states);
-    trunk_ = states;  // contiguous columns, so the heads' products read it in place
-    return {actor_.forward(trunk_), critic_.forward(trunk_)};
+    // Copied into contiguous columns, so that the heads' products read it in place; the copy only
+    // grows (a one-column step between n-column steps allocates nothing).
+    if (trunk_.size() < states.size()) trunk_.resize(states.size());
+    typename Mlp<Scalar>::MatrixMap trunk(trunk_.data(), states.rows(), states.cols());
+    trunk = states;
+    const ConstMatrixMap input(trunk_.data(), states.rows(), states.cols());
+    return {actor_.forward(input), critic_.forward(input)};
   }
 
   /// T steps of B environments (Gru::forward), then both heads on every column's state.
@@ -158,7 +163,8 @@ class GruActorCritic {
 
   Gru<Scalar> gru_;
   Mlp<Scalar> actor_, critic_;
-  Matrix trunk_, d_states_, d_critic_states_;  // a step's states; what the heads send back
+  Eigen::Matrix<Scalar, Eigen::Dynamic, 1> trunk_;  // a step's states
+  Matrix d_states_, d_critic_states_;               // what the heads send back
 };
 
 }  // namespace memtrace

@@ -60,10 +60,12 @@ struct PpoStateAccess;
 /// Its data path (docs/control.md, "PPO's data path"): the agent's acting side fills a PpoBuffer,
 /// one step at a time, and the agent learns from it:
 ///   auto acting = agent.acting(buffer);   binds the buffer (make_buffer());
-///   acting.act(features, gens, actions)   picks the actions, keeps log π and V;
+///   acting.act(features, gens, actions)   picks the actions, keeps log π and V (a recurrent agent:
+///                                         act(features, starts, gens, actions), told where episodes start);
 ///   acting(batch)                         writes the step with its rewards and episode ends;
 ///   ... n_steps times, then
-///   acting.bootstrap(features)            stores the features the environments continue from;
+///   acting.bootstrap(features)            stores the features the environments continue from (a
+///                                         recurrent agent: bootstrap(features, starts));
 ///   agent.update(buffer)                  learns, and empties the buffer.
 /// `acting` is the BatchPolicy and the sink of Rollout, and memtrace::train(agent, rollout,
 /// total_env_steps, on_update) (memtrace/loop/ppo.hpp) runs the whole loop. After the first update
@@ -258,8 +260,8 @@ class Ppo {
     return stats_.stats();
   }
 
-  /// The states of a recurrent agent's environments (state_dim x n_envs) after the last step it
-  /// acted on; empty for a feed-forward agent.
+  /// The states of a recurrent agent's environments (state_dim x n_envs) after the last step its
+  /// acting side recorded; empty for a feed-forward agent.
   [[nodiscard]] const Matrix& states() const noexcept { return states_; }
   /// The entries of one environment's state (0 for a feed-forward agent).
   [[nodiscard]] std::size_t state_dim() const noexcept {

@@ -158,25 +158,27 @@ class RecurrentPpoPolicy {
     if (starts.size() != n || gens.size() != n || actions.size() != n)
       detail::invalid("RecurrentPpoPolicy::act: features, starts, gens and actions must have one size, got ", n, ", ",
                       starts.size(), ", ", gens.size(), " and ", actions.size());
-    if (states_.cols() == 0) reset(n);
-    if (static_cast<std::size_t>(states_.cols()) != n)
+    if (states_.cols() != 0 && static_cast<std::size_t>(states_.cols()) != n)
       detail::invalid("RecurrentPpoPolicy::act: it keeps the states of ", states_.cols(), " environments, got ", n,
                       " (reset(n) starts anew)");
     detail::check_ppo_features("RecurrentPpoPolicy::act", "features", features, net_->input_dim());
     D::template check_action_type<A>("RecurrentPpoPolicy::act", net_->policy_dim());
+    if (states_.cols() == 0) reset(n);
     if (inputs_.size() != n) inputs_.resize(net_->input_dim(), n);
     if (D::count(chosen_) < n) D::resize(chosen_, D::action_dim(net_->policy_dim()), n);
+    next_ = states_;  // stepped aside: a refused call keeps the states
     for (std::size_t i = 0; i < n; ++i) {
       inputs_.set(i, features[i]);
-      if (starts[i]) states_.col(static_cast<Eigen::Index>(i)).setZero();
+      if (starts[i]) next_.col(static_cast<Eigen::Index>(i)).setZero();
     }
     if constexpr (!detail::ppo_sparse<Phi>)
       if (normalizer_ != nullptr) inputs_.normalize(0, n, *normalizer_);
-    const auto out = net_->forward_step(inputs_.block(0, n), states_);
+    const auto out = net_->forward_step(inputs_.block(0, n), next_);
     detail::check_network_output("RecurrentPpoPolicy::act", "policy output", out.policy, net_->policy_dim(), n);
     for (std::size_t i = 0; i < n; ++i)
       (void)D::template act<Scalar>("RecurrentPpoPolicy::act", out.policy.col(static_cast<Eigen::Index>(i)), selection_,
                                     gens[i], actions[i], chosen_, i);
+    states_.swap(next_);
   }
 
   /// Forgets every state: the next act starts n environments from zero states.
@@ -191,7 +193,7 @@ class RecurrentPpoPolicy {
   Net* net_;
   const FeatureNormalizer* normalizer_;
   ActionSelection selection_;
-  Matrix states_;
+  Matrix states_, next_;
   FeatureColumns<Phi, Scalar> inputs_;
   typename D::template actions_type<Scalar> chosen_;
 };
