@@ -30,6 +30,7 @@
 #include <memtrace/experiment/sweep_runner.hpp>
 #include <memtrace/instruction_set.hpp>
 #include <memtrace/learn/gaussian_actor_critic.hpp>
+#include <memtrace/learn/gru_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/loop/ppo_run.hpp>
 #include <memtrace/memory/checkpoint.hpp>
@@ -50,17 +51,23 @@ namespace {
 using namespace memtrace;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using Agent = Ppo<Eigen::VectorXf, float, GaussianActorCritic<float>>;
+/// The Gaussian actor-critic, and the same heads on a GRU's state (a learned memory).
+using Heads = GaussianActorCritic<float>;
+using GruNetwork = GruActorCritic<float, Heads>;
 
-/// A memory of the sweep: a kind and whether the agent normalises its features (the name with "+norm").
-enum class Kind { memoryless, stack2, stack4, traces };
+/// A memory of the sweep: a kind, whether the agent normalises its features (the name with "+norm")
+/// and for a GRU its state's size (gru64: the observation through a GRU of 64).
+enum class Kind { memoryless, stack2, stack4, traces, gru };
 const std::vector<std::pair<std::string, Kind>> kind_names{
     {"memoryless", Kind::memoryless}, {"stack2", Kind::stack2}, {"stack4", Kind::stack4}, {"traces", Kind::traces}};
 struct MemoryChoice {
   Kind kind = Kind::traces;
   bool normalize = true;
+  std::size_t hidden = 0;
 };
+const std::vector<std::size_t> gru_sizes{32, 64, 128};
 std::string name_of(MemoryChoice m) {
+  if (m.kind == Kind::gru) return "gru" + std::to_string(m.hidden) + (m.normalize ? "+norm" : "");
   for (const auto& [name, kind] : kind_names)
     if (kind == m.kind) return name + (m.normalize ? "+norm" : "");
   return "?";
@@ -70,13 +77,20 @@ MemoryChoice parse_memory(const std::string& text) {
   const std::string base = normalize ? text.substr(0, text.size() - 5) : text;
   for (const auto& [name, kind] : kind_names)
     if (name == base) return {kind, normalize};
-  throw std::invalid_argument("unknown memory " + text + " (memoryless, stack2, stack4, traces, each with +norm)");
+  for (const std::size_t h : gru_sizes)
+    if (base == "gru" + std::to_string(h)) return {Kind::gru, normalize, h};
+  throw std::invalid_argument("unknown memory " + text +
+                              " (memoryless, stack2, stack4, traces, gru32, gru64, gru128, each with +norm)");
 }
 std::vector<std::string> memory_flag_values() {
   std::vector<std::string> v;
   for (const auto& [name, kind] : kind_names) {
     v.push_back(name);
     v.push_back(name + "+norm");
+  }
+  for (const std::size_t h : gru_sizes) {
+    v.push_back("gru" + std::to_string(h));
+    v.push_back("gru" + std::to_string(h) + "+norm");
   }
   return v;
 }
@@ -134,9 +148,10 @@ double mean_return(const std::vector<EpisodeEnd>& episodes) {
   return sum / static_cast<double>(episodes.size());
 }
 
-/// One run of a memory M: train (resuming from, and writing, the checkpoint `where` names), then
-/// evaluate sampled and greedy. std::nullopt: --stop-after stopped it.
-template <class M>
+/// One run of a memory M with the network Network (the Gaussian actor-critic, or a GRU under it): train
+/// (resuming from, and writing, the checkpoint `where` names), then evaluate sampled and greedy.
+/// std::nullopt: --stop-after stopped it.
+template <class Network, class M>
 std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M& memory, const SweepRunContext& where,
                                   const std::string& identity) {
   PendulumOptions po;
@@ -148,7 +163,17 @@ std::optional<RunResult> run_with(const Options& o, const RunSpec& spec, const M
   for (std::size_t i = 0; i < p.n_envs; ++i) gens.push_back(make_stream(key, i));
   Rollout rollout(std::vector<Pendulum>(p.n_envs, Pendulum(po)), std::vector<M>(p.n_envs, memory), std::move(gens));
   const std::uint64_t agent_seed = make_stream(key, p.n_envs)();
-  Agent agent(memory.dim(), 1, p, agent_seed);
+  using Agent = Ppo<Eigen::VectorXf, float, Network>;
+  Agent agent = [&] {
+    if constexpr (Agent::recurrent) {  // the GRU and its heads from stream n_envs + 3, a stream of their own
+      GruNetwork nets(memory.dim(), Heads(spec.memory.hidden, 1, p.hidden_sizes, p.initial_log_std));
+      DefaultGenerator init = make_stream(key, p.n_envs + 3);
+      nets.initialize_orthogonal(init);
+      return Agent(std::move(nets), p, agent_seed);
+    } else {
+      return Agent(memory.dim(), 1, p, agent_seed);
+    }
+  }();
   const std::size_t batch = p.n_envs * p.n_steps;
   LearningCurve curve(o.steps, batch, {.points = o.curve_points});
   // train_return: the mean return of the episodes of the last tenth of training, its sums kept in
@@ -190,13 +215,15 @@ std::optional<RunResult> run_one(const Options& o, const RunSpec& spec, const Sw
   const std::size_t d = spec.observe_velocity ? 3 : 2;
   switch (spec.memory.kind) {
     case Kind::memoryless:
-      return run_with(o, spec, TraceBank<dynamic, float>({0.0}, d), where, identity);
+      return run_with<Heads>(o, spec, TraceBank<dynamic, float>({0.0}, d), where, identity);
     case Kind::stack2:
-      return run_with(o, spec, FrameStack<Eigen::VectorXf>(2, d, WindowPadding::repeat_first), where, identity);
+      return run_with<Heads>(o, spec, FrameStack<Eigen::VectorXf>(2, d, WindowPadding::repeat_first), where, identity);
     case Kind::stack4:
-      return run_with(o, spec, FrameStack<Eigen::VectorXf>(4, d, WindowPadding::repeat_first), where, identity);
+      return run_with<Heads>(o, spec, FrameStack<Eigen::VectorXf>(4, d, WindowPadding::repeat_first), where, identity);
     case Kind::traces:
-      return run_with(o, spec, TraceBank<dynamic, float>(o.lambdas, d), where, identity);
+      return run_with<Heads>(o, spec, TraceBank<dynamic, float>(o.lambdas, d), where, identity);
+    case Kind::gru:  // the observation (a trace of λ = 0), remembered by the network
+      return run_with<GruNetwork>(o, spec, TraceBank<dynamic, float>({0.0}, d), where, identity);
   }
   return {};
 }
@@ -258,6 +285,16 @@ int play(const Options& o) {
   return 0;
 }
 
+/// What a GRU's runs depend on, for a sweep with one ("" otherwise: the folders of the other memories
+/// keep their description).
+std::string gru_description(const Options& o) {
+  for (const std::string& m : o.memories)
+    if (parse_memory(m).kind == Kind::gru)
+      return "gru=the observation through torch.nn.GRU's cell, its state under the Gaussian heads; CleanRL's "
+             "initialisation (orthogonal, gain 1, biases 0; stream n_envs+3); minibatches of whole environments\n";
+  return "";
+}
+
 /// What the sweep's results depend on, for the results folder (a folder of other flags is refused).
 std::string describe(const Options& o) {
   std::ostringstream d;
@@ -276,7 +313,7 @@ std::string describe(const Options& o) {
     << examples::ppo_settings_changed(p, Options::recipe(),
                                       {"n_envs", "n_steps", "epochs", "minibatches", "gae_lambda", "learning_rate",
                                        "ent_coef", "reward_scale", "initial_log_std", "hidden", "truncation"})
-    << "isa=" << instruction_set() << '\n';
+    << gru_description(o) << "isa=" << instruction_set() << '\n';
   return d.str();
 }
 
@@ -358,8 +395,9 @@ int sweep(const Options& o) {
         const std::vector<std::vector<double>> samples = {runs.values(setting, 4),
                                                           runs.values(csv_row("hidden", floor, o.steps), 4),
                                                           runs.values(csv_row("full", name_of(memory), o.steps), 4)};
-        DefaultGenerator gen = make_stream(stream_key(o.seed, 2'000'000),
-                                           2 * static_cast<std::uint64_t>(memory.kind) + (memory.normalize ? 1 : 0));
+        DefaultGenerator gen =
+            make_stream(stream_key(o.seed, 2'000'000), 2 * static_cast<std::uint64_t>(memory.kind) +
+                                                           (memory.normalize ? 1 : 0) + 1000 * memory.hidden);
         gap = percentile_bootstrap(
             std::span(samples), [](std::span<const double> r) { return (r[0] - r[1]) / (r[2] - r[1]); }, gen);
         if (gap.low >= 0.9) meets.push_back(name_of(memory));
@@ -427,8 +465,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "hidden"}))
       ->expected(1, -1);
   app.add_option("--memories", o.memories,
-                 "memoryless, stack2, stack4 (frame stacks of 2 and 4 observations), traces (a bank of --lambdas); "
-                 "+norm: the agent normalises its features")
+                 "memoryless, stack2, stack4 (frame stacks of 2 and 4 observations), traces (a bank of --lambdas), "
+                 "gru32, gru64, gru128 (the observation through a GRU of that state size); +norm: the agent "
+                 "normalises its features")
       ->check(CLI::IsMember(memory_flag_values()))
       ->expected(1, -1);
   app.add_option("--lambdas", o.lambdas, "λ of the trace bank")

@@ -107,6 +107,7 @@ struct Options {
   std::size_t eval_steps = 10'000'000;  // the evaluation's step cap (binds only beyond corridor 128)
   bool eval_greedy = false;             // evaluate the most probable action instead of sampling
   double freeze_normalizer_at = 1.0;    // +norm: freeze the statistics after this fraction of the updates
+  double gru_update_bias = 0;           // a GRU's update-gate bias b_iz after initialisation (0: CleanRL's)
   std::string load_agent, save_agent;   // one run: start from saved weights, save the trained ones
   examples::RunFlags run;               // --checkpoint-every, --stop-after
   CheckpointEvery checkpoint_every;     // --checkpoint-every, read
@@ -206,6 +207,8 @@ std::optional<RunResult> train_with(const Options& o, const RunSpec& spec, const
       GruActorCritic<float> nets(memory.dim(), minigrid::num_actions, spec.memory.hidden, po.hidden_sizes);
       DefaultGenerator init = make_stream(key, po.n_envs + 3);
       nets.initialize_orthogonal(init);
+      const auto h = static_cast<Eigen::Index>(spec.memory.hidden);
+      nets.gru().input_layer().bias(0).segment(h, h).setConstant(static_cast<float>(o.gru_update_bias));
       return Agent(std::move(nets), po, make_stream(key, po.n_envs)());
     } else {
       return Agent(memory.dim(), minigrid::num_actions, po, make_stream(key, po.n_envs)());
@@ -476,7 +479,8 @@ std::string gru_description(const Options& o) {
   if (!gru) return "";
   return "gru=the memoryless view through torch.nn.GRU's cell, its state under the hidden layers; CleanRL's "
          "initialisation (orthogonal, gain 1, biases 0; stream n_envs+3); minibatches of whole environments\n"
-         "gru_n_steps=max(n_steps, 2(k+2))\n";
+         "gru_n_steps=max(n_steps, 2(k+2))\n" +
+         (o.gru_update_bias != 0 ? "gru_update_bias=" + csv_field(o.gru_update_bias) + "\n" : std::string());
 }
 
 /// What a sweep's runs depend on besides their keys; a results folder holds one experiment.
@@ -721,6 +725,10 @@ int main(int argc, char** argv) {
   app.add_flag("--eval-greedy", o.eval_greedy,
                "Evaluate the greedy policy (the most probable action); without it the policy is sampled, as the "
                "official code evaluates it");
+  app.add_option("--gru-update-bias", o.gru_update_bias,
+                 "A GRU's update-gate bias b_iz after initialisation: the state then keeps about sigmoid(b) of itself "
+                 "a step at first, as a trace of that λ does (0: CleanRL's initialisation)")
+      ->check(examples::number_check("finite", [](double x) { return std::isfinite(x); }));
   app.add_option("--freeze-normalizer-at", o.freeze_normalizer_at,
                  "Memories named +norm: freeze the normaliser's statistics once this fraction of the run's updates "
                  "is done (1: never)")

@@ -383,6 +383,42 @@ TEST_CASE("ppo_tmaze resumes a killed run from its checkpoint and writes the fil
 }
 
 TEST_CASE(
+    "ppo_tmaze --memory gru32: a recurrent run resumes from its checkpoint bit for bit, and its saved agent "
+    "evaluates as the run did") {
+  // 8 updates of 16 x 128 steps (corridor 4: n_steps = max(128, 12)), checkpoints every 3, killed after update 5.
+  const std::string run = "--memory gru32 --corridor 4 --steps 16384 --eval-episodes 10 --no-plot --curve-points 8 ";
+  const fs::path never = temp() / "gru_never", killed = temp() / "gru_killed";
+  REQUIRE(run_program(run + "--save-agent " + (temp() / "gru.safetensors").string() + " --out " + never.string(),
+                      temp() / "gru_never.log") == 0);
+  const std::string described = memtrace::test::slurp(never / "run.txt");
+  CHECK_THAT(described, Catch::Contains("\nmemory=gru32\n") && Catch::Contains("\ngru_n_steps=max(n_steps, 2(k+2))\n"));
+  CHECK(run_program(run + "--checkpoint-every 3 --stop-after 5 --out " + killed.string(), temp() / "gru_killed.log") ==
+        3);
+  REQUIRE(fs::exists(killed / "checkpoint.safetensors"));
+  REQUIRE(run_program(run + "--checkpoint-every 3 --out " + killed.string(), temp() / "gru_resumed.log") == 0);
+  CHECK_THAT(memtrace::test::slurp(temp() / "gru_resumed.log"), Catch::Contains("after 3 updates"));
+  for (const char* file : {"curve.csv", "diagnostics.csv"})
+    CHECK(memtrace::test::slurp(killed / file) == memtrace::test::slurp(never / file));
+  const auto lines = [](const fs::path& log, const char* start) {
+    std::string out;
+    std::istringstream text(memtrace::test::slurp(log));
+    for (std::string line; std::getline(text, line);)
+      if (line.starts_with(start)) out += line + "\n";
+    return out;
+  };
+  CHECK(lines(temp() / "gru_resumed.log", "evaluation (") == lines(temp() / "gru_never.log", "evaluation ("));
+  // The saved agent (the GRU's weights; its states start at zero) evaluates as the run did.
+  REQUIRE(run_program("--memory gru32 --corridor 4 --steps 0 --eval-episodes 10 --no-plot --load-agent " +
+                          (temp() / "gru.safetensors").string() + " --out " + (temp() / "gru_loaded").string(),
+                      temp() / "gru_loaded.log") == 0);
+  CHECK(lines(temp() / "gru_loaded.log", "evaluation (") == lines(temp() / "gru_never.log", "evaluation ("));
+  // Another memory's agent is refused.
+  CHECK(run_program("--memory gru64 --corridor 4 --steps 0 --no-plot --load-agent " +
+                        (temp() / "gru.safetensors").string() + " --out " + (temp() / "gru_other").string(),
+                    temp() / "gru_other.log") == 1);
+}
+
+TEST_CASE(
     "ppo_tmaze --freeze-normalizer-at freezes the statistics from that update on, and wants normalised "
     "features") {
   const fs::path out = temp() / "freeze";

@@ -2,13 +2,18 @@
 // agent.safetensors (ppo_weights of an agent with normalised features and set statistics) and
 // probe.safetensors (inputs [n, d], and the agent's logits [n, |U|] and values [n] on them, as
 // memtrace computes them); gaussian.safetensors and gaussian_probe.safetensors the same for a
-// Gaussian agent (its means [n, k], log standard deviations [n, k] and values [n]).
+// Gaussian agent (its means [n, k], log standard deviations [n, k] and values [n]); gru.safetensors
+// and gru_probe.safetensors for a recurrent agent (GruActorCritic) over a sequence of 7 steps of 2
+// environments with an episode start inside it: inputs [14, d] (time-major), starts [14] and the
+// logits [14, 3] and values [14] memtrace computes.
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <memtrace/learn/feature_normalizer.hpp>
 #include <memtrace/learn/gaussian_actor_critic.hpp>
+#include <memtrace/learn/gru_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_weights.hpp>
 #include <memtrace/safetensors.hpp>
@@ -65,8 +70,42 @@ int main(int argc, char** argv) {
     gaussian_probe.tensors.push_back(to_tensor("log_stds", Eigen::MatrixXf(out.bottomRows(2).transpose())));
     gaussian_probe.tensors.push_back(to_tensor("values", gaussian_values));
     write_safetensors(dir / "gaussian_probe.safetensors", gaussian_probe);
-    std::printf("wrote %s, %s, %s and %s\n", (dir / "agent.safetensors").c_str(), (dir / "probe.safetensors").c_str(),
-                (dir / "gaussian.safetensors").c_str(), (dir / "gaussian_probe.safetensors").c_str());
+
+    // A recurrent agent (a GRU of 5 under heads of one hidden layer of 6), run over a sequence of 7
+    // steps of 2 environments in which environment 1 starts a new episode at step 3.
+    GruActorCritic<float> nets(dim, 3, 5, {6});
+    DefaultGenerator init(7);
+    nets.initialize_orthogonal(init);
+    nets.gru().input_layer().bias(0).setLinSpaced(-0.3f, 0.4f);
+    nets.gru().bias_hh().setLinSpaced(0.5f, -0.2f);
+    PpoOptions recurrent_options = options;
+    recurrent_options.minibatches = 4;
+    Ppo<Eigen::VectorXf, float, GruActorCritic<float>> gru(std::move(nets), recurrent_options, 8);
+    gru.set_normalizer(FeatureNormalizer(20, mean, m2));
+    save_ppo_weights(dir / "gru.safetensors", gru);
+    constexpr Eigen::Index steps = 7, envs = 2;
+    const Eigen::MatrixXf sequence =
+        Eigen::MatrixXf::NullaryExpr(dim, steps * envs, [](Eigen::Index r, Eigen::Index c) {
+          return std::sin(static_cast<float>(3 * r + 5 * c)) * (1.0f + 0.2f * static_cast<float>(r));
+        });
+    Eigen::MatrixXf normalized_sequence(dim, steps * envs);
+    gru.normalizer().normalize(sequence, normalized_sequence);
+    bool starts[steps * envs] = {};
+    starts[0] = starts[1] = true;  // both start an episode at step 0 (zero states)
+    starts[3 * envs + 1] = true;   // environment 1 again at step 3
+    const auto sequence_out =
+        gru.networks().forward_sequence(normalized_sequence, starts, Eigen::MatrixXf::Zero(5, envs));
+    TensorFile gru_probe;
+    gru_probe.tensors.push_back(to_tensor("inputs", Eigen::MatrixXf(sequence.transpose())));  // [T·B, d], time-major
+    gru_probe.tensors.push_back(
+        {"starts", TensorDtype::u64, {steps * envs}, {}, {1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}});
+    gru_probe.tensors.push_back(to_tensor("logits", Eigen::MatrixXf(sequence_out.policy.transpose())));
+    gru_probe.tensors.push_back(to_tensor("values", Eigen::VectorXf(sequence_out.value.row(0).transpose())));
+    write_safetensors(dir / "gru_probe.safetensors", gru_probe);
+    std::printf("wrote %s, %s, %s, %s, %s and %s\n", (dir / "agent.safetensors").c_str(),
+                (dir / "probe.safetensors").c_str(), (dir / "gaussian.safetensors").c_str(),
+                (dir / "gaussian_probe.safetensors").c_str(), (dir / "gru.safetensors").c_str(),
+                (dir / "gru_probe.safetensors").c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ppo_weights_probe: %s\n", e.what());
     return 1;

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstddef>
+#include <memtrace/learn/gaussian_actor_critic.hpp>
 #include <memtrace/learn/gru_actor_critic.hpp>
 #include <memtrace/learn/ppo.hpp>
 #include <memtrace/learn/ppo_checkpoint.hpp>
@@ -123,6 +124,47 @@ TEST_CASE("recurrent_ppo_loss's gradient through time, across an episode start, 
         (void)recurrent_ppo_loss(nets, bad, {}, false);
       }(),
       "recurrent_ppo_loss: minibatch.count = 10 is not a positive multiple of minibatch.sequences = 3");
+}
+
+TEST_CASE("a GRU under the Gaussian heads: recurrent_ppo_loss's gradient through time equals finite differences",
+          "[recurrent][gradient][continuous]") {
+  using Heads = GaussianActorCritic<double>;
+  GruActorCritic<double, Heads> nets(3, Heads(4, 2, {5}, -0.3));
+  static_assert(std::same_as<policy_distribution_t<decltype(nets)>, DiagonalGaussian>);
+  auto init = make_stream(41, 0);
+  nets.initialize_orthogonal(init);
+  nets.gru().input_layer().bias(0).setLinSpaced(-0.3, 0.4);
+  nets.heads().log_std() << -0.2, 0.1;
+  RecurrentPpoMinibatch<Eigen::VectorXd, double, DiagonalGaussian> minibatch;
+  minibatch.reserve_sequences(3, 4, 2, 4, 2);
+  auto gen = make_stream(42, 0);
+  const auto uniform = [&] { return 2 * uniform_real(gen) - 1; };
+  for (std::size_t c = 0; c < 8; ++c) {
+    minibatch.features.set(c, Eigen::Vector3d(uniform(), uniform(), uniform()));
+    minibatch.actions.col(static_cast<Eigen::Index>(c)) = Eigen::Vector2d(uniform(), uniform());
+    minibatch.starts[static_cast<Eigen::Index>(c)] = c < 2 || c == 5;
+  }
+  minibatch.initial_states = Eigen::MatrixXd::Zero(4, 2);
+  minibatch.count = 8;
+  minibatch.sequences = 2;
+  // The old log-probabilities near the current ones (ratios near 1: no sample near a clip's kink).
+  Eigen::MatrixXd x(3, 8);
+  for (std::size_t c = 0; c < 8; ++c) x.col(static_cast<Eigen::Index>(c)) = minibatch.features.block(c, 1);
+  const auto out =
+      nets.forward_sequence(x, std::span<const bool>(minibatch.starts.data(), 8), minibatch.initial_states);
+  for (Eigen::Index c = 0; c < 8; ++c) {
+    minibatch.old_log_probs[c] =
+        diagonal_gaussian_log_prob(minibatch.actions.col(c), out.policy.col(c).head(2), out.policy.col(c).tail(2)) +
+        0.05 * uniform();
+    minibatch.old_values[c] = uniform();
+    minibatch.advantages[c] = uniform();
+    minibatch.targets[c] = uniform();
+  }
+  const auto check = test_gradients::check_gradient(
+      nets, [&](bool gradients) { return recurrent_ppo_loss(nets, minibatch, PpoLossCoefficients{}, gradients); },
+      1e-7);
+  CHECK(check.count == nets.num_parameters());
+  CHECK(check.nonzero == check.count);  // the GRU, the mean's and the critic's layers, the log standard deviation
 }
 
 TEST_CASE("a recurrent agent keeps one state per environment, reset where episodes start, and stores them",

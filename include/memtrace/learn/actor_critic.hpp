@@ -112,6 +112,15 @@ class ActorCritic {
     actor_.backward(input, d_policy);
     critic_.backward(input, d_value);
   }
+  /// backward, and also d_input = dL/dx through both networks (input_dim x batch, resized) for a
+  /// dense input: what a network below them (GruActorCritic's GRU) learns from.
+  template <class Input>
+  void backward(const Input& input, const Eigen::Ref<const Matrix>& d_policy,
+                const Eigen::Ref<const RowVector>& d_value, Matrix& d_input) {
+    actor_.backward(input, d_policy, d_input);
+    critic_.backward(input, d_value, d_critic_input_);
+    d_input += d_critic_input_;
+  }
   /// The actor's parameters, then the critic's: two blocks (Mlp::parameters' layout each).
   [[nodiscard]] std::array<std::span<Scalar>, 2> parameters() noexcept {
     return {block(actor_.parameters()), block(critic_.parameters())};
@@ -134,6 +143,7 @@ class ActorCritic {
   }
 
   Mlp<Scalar> actor_, critic_;
+  Matrix d_critic_input_;  // backward with d_input: the critic's part
 };
 
 }  // namespace memtrace

@@ -133,6 +133,17 @@ class GaussianActorCritic {
     log_std_gradient_ = d_policy.bottomRows(k).rowwise().sum();
     critic_.backward(input, d_value);
   }
+  /// backward, and also d_input = dL/dx through the actor and the critic (input_dim x batch,
+  /// resized) for a dense input: what a network below them (GruActorCritic's GRU) learns from.
+  template <class Input>
+  void backward(const Input& input, const Eigen::Ref<const Matrix>& d_policy,
+                const Eigen::Ref<const RowVector>& d_value, Matrix& d_input) {
+    const Eigen::Index k = static_cast<Eigen::Index>(action_dim());
+    actor_.backward(input, d_policy.topRows(k), d_input);
+    log_std_gradient_ = d_policy.bottomRows(k).rowwise().sum();
+    critic_.backward(input, d_value, d_critic_input_);
+    d_input += d_critic_input_;
+  }
   /// The actor's parameters, the critic's, then s: three blocks.
   [[nodiscard]] std::array<std::span<Scalar>, 3> parameters() noexcept {
     return {block(actor_.parameters()), block(critic_.parameters()), block(log_std_)};
@@ -171,7 +182,8 @@ class GaussianActorCritic {
   Mlp<Scalar> actor_, critic_;
   double initial_log_std_;
   Vector log_std_, log_std_gradient_;
-  Matrix policy_;  // [μ; s] of the last forward_policy, in its first columns
+  Matrix policy_;          // [μ; s] of the last forward_policy, in its first columns
+  Matrix d_critic_input_;  // backward with d_input: the critic's part
 };
 
 }  // namespace memtrace
