@@ -515,6 +515,52 @@ std::string experiment_description(const Options& o, bool lambdas_given) {
   return s.str();
 }
 
+/// The median of xs (the mean of the two middle ones for an even count); NaN for none.
+double median(std::vector<double> xs) {
+  if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(xs.begin(), xs.end());
+  const std::size_t m = xs.size() / 2;
+  return xs.size() % 2 == 1 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
+}
+
+/// time_to_success.csv: per memory, corridor and γ, the runs' mean speed (steps run per CPU second,
+/// the evaluation included) and when their training curves first reach a success rate of 0.9: how
+/// many runs do, and the median over those of the steps and of the CPU seconds (a run's CPU time
+/// spread evenly over its steps, as in learning_curves.csv) at that point.
+std::string time_to_success(const Options& o, const std::vector<MemoryChoice>& kinds, const RunsBySetting& runs,
+                            const RunsBySetting& points) {
+  std::string out =
+      "memory,corridor,discount,seeds,steps,steps_per_cpu_second,reached_0.9,median_steps_to_0.9,"
+      "median_cpu_seconds_to_0.9\n";
+  for (std::size_t c = 0; c < o.corridors.size(); ++c)
+    for (const MemoryChoice kind : kinds)
+      for (double discount : o.discounts) {
+        const std::size_t k = o.corridors[c], batch = batch_of(o, kind, k), steps = steps_of(o, c);
+        const auto run = static_cast<double>(steps / batch * batch);
+        const std::vector<double> cpu = runs.values(csv_row(name_of(kind), k, steps, discount), 9);
+        double rate = 0;
+        for (const double x : cpu) rate += run / x / static_cast<double>(cpu.size());
+        std::vector<double> first(o.seeds, std::numeric_limits<double>::quiet_NaN());
+        for (const std::size_t a : distinct_curve_steps(steps, batch, o.curve_points)) {
+          const std::vector<std::size_t> rows = points.rows(csv_row(name_of(kind), k, steps, discount, a));
+          for (std::size_t seed = 0; seed < rows.size(); ++seed) {
+            const std::string& success = points.table().rows[rows[seed]][6];
+            if (std::isnan(first[seed]) && !success.empty() && parse_field<double>(success) >= 0.9)
+              first[seed] = static_cast<double>(a);
+          }
+        }
+        std::vector<double> to_steps, to_cpu;
+        for (std::size_t seed = 0; seed < first.size(); ++seed)
+          if (!std::isnan(first[seed])) {
+            to_steps.push_back(first[seed]);
+            to_cpu.push_back(cpu[seed] * first[seed] / run);
+          }
+        out += csv_line(csv_row(name_of(kind), k, discount, o.seeds, steps, rate, to_steps.size(),
+                                field(median(to_steps)), field(median(to_cpu))));
+      }
+  return out;
+}
+
 int sweep(const Options& o, bool lambdas_given) {
   const auto start = Clock::now();
   const fs::path dir(o.out);
@@ -659,6 +705,7 @@ int sweep(const Options& o, bool lambdas_given) {
         }
       }
   write_text_atomically(dir / "learning_curves.csv", curves);
+  write_text_atomically(dir / "time_to_success.csv", time_to_success(o, kinds, runs, points));
   std::printf("%zu runs in %.1f s; wrote %s\n", specs.size(),
               std::chrono::duration<double>(Clock::now() - start).count(), (dir / "summary.csv").c_str());
   if (!o.plot) return 0;

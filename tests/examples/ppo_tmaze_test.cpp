@@ -207,6 +207,43 @@ TEST_CASE(
   CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
 }
 
+TEST_CASE(
+    "ppo_tmaze --quick writes time_to_success.csv: each memory's speed, and the runs whose training curve reaches "
+    "0.9 with the median steps and CPU seconds to it") {
+  const CsvTable runs = read_csv(quick_run() / "runs.csv"), curves = read_csv(quick_run() / "curves.csv");
+  const CsvTable table = read_csv(quick_run() / "time_to_success.csv");
+  CHECK(table.header == std::vector<std::string>{"memory", "corridor", "discount", "seeds", "steps",
+                                                 "steps_per_cpu_second", "reached_0.9", "median_steps_to_0.9",
+                                                 "median_cpu_seconds_to_0.9"});
+  REQUIRE(table.rows.size() == 2);
+  const double run_steps = static_cast<double>(parse_field<std::size_t>(quick_steps) / 2048 * 2048);
+  for (const auto& row : table.rows) {
+    double rate = 0;
+    std::vector<double> reached;  // per run reaching 0.9: its first point's steps
+    for (const auto& run : runs.rows) {
+      if (run[0] != row[0]) continue;
+      rate += run_steps / parse_field<double>(run[runs.column("cpu_seconds")]) / 3.0;
+      for (const auto& point : curves.rows)  // in the order of their steps
+        if (point[0] == row[0] && point[2] == run[2] && !point[6].empty() && parse_field<double>(point[6]) >= 0.9) {
+          reached.push_back(parse_field<double>(point[5]));
+          break;
+        }
+    }
+    CHECK(parse_field<double>(row[5]) == Approx(rate).epsilon(1e-9));
+    CHECK(row[6] == std::to_string(reached.size()));
+    if (reached.empty()) {
+      CHECK(row[7].empty());
+    } else {
+      std::sort(reached.begin(), reached.end());
+      const std::size_t m = reached.size() / 2;
+      CHECK(parse_field<double>(row[7]) == (reached.size() % 2 == 1 ? reached[m] : (reached[m - 1] + reached[m]) / 2));
+    }
+  }
+  if (!sanitized)  // the normalised traces learn corridor 8: all three reach 0.9 within 1 M steps
+    for (const auto& row : table.rows)
+      if (row[0] == "trace+norm") CHECK(row[6] == "3");
+}
+
 TEST_CASE("ppo_tmaze --quick: normalised traces {0, 7/8} learn corridor 8, past the memoryless ceiling of 0.5") {
   if (sanitized) {
     SUCCEED("not checked under AddressSanitizer (4 updates a run); checked by the other presets");
