@@ -16,14 +16,15 @@ set datafile separator ','
 set datafile missing ''
 set grid lc rgb c_grid
 set yrange [0:1.02]
-memories = "trace trace-slow memoryless frame-stack trace+norm trace-slow+norm"
+memories = "trace trace-slow memoryless frame-stack trace+norm trace-slow+norm gru32 gru64 gru128"
+count = words(memories)
 colour(i) = i == 1 ? c_trace : i == 2 ? c_trace2 : i == 3 ? c_memoryless : i == 4 ? c_frame_stack : \
-            i == 5 ? c_trace_norm : c_trace2_norm
+            i == 5 ? c_trace_norm : i == 6 ? c_trace2_norm : i == 7 ? c_gru_small : i == 8 ? c_gru : c_gru_large
 # Each memory's points of one corridor; another memory's or corridor's rows are NaN, so that
 # gnuplot joins only a curve's own points.
 pick(i, k, x) = (strcol(1) eq word(memories, i) && $2 == k) ? x : NaN
-array present[6]
-do for [i = 1:6] {
+array present[count]
+do for [i = 1:count] {
   present[i] = 0
   do for [f in files] {
     stats f using (strcol(1) eq word(memories, i) ? 1 : 0) nooutput name 'P'
@@ -40,10 +41,10 @@ do for [row = 1:2] {
     set ylabel (c == 1 ? "success rate" : "")
     if (row == 2) { set logscale x } else { unset logscale x }
     if (c == n) { set key bottom right } else { unset key }
-    plot for [f in files] for [i = 1:6] f using (pick(i, k, row == 1 ? $5 / 1e6 : $8)):7 \
+    plot for [f in files] for [i = 1:count] f using (pick(i, k, row == 1 ? $5 / 1e6 : $8)):7 \
            with linespoints pt 7 ps 0.5 lc rgb colour(i) notitle, \
          0.5 with lines dt dt_optimal lc rgb c_memoryless notitle, \
-         for [i = 1:6] keyentry with linespoints pt 7 lc rgb colour(i) title (present[i] ? word(memories, i) : '')
+         for [i = 1:count] keyentry with linespoints pt 7 lc rgb colour(i) title (present[i] ? word(memories, i) : '')
   }
 }
 unset multiplot
