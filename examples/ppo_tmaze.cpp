@@ -891,6 +891,10 @@ int main(int argc, char** argv) {
           std::none_of(o.memories.begin(), o.memories.end(), [](const std::string& m) { return m.ends_with("+norm"); }))
         throw std::invalid_argument(
             "--freeze-normalizer-at freezes the normaliser: --memories has no memory named +norm");
+      if (app.count("--gru-update-bias") != 0 && std::none_of(o.memories.begin(), o.memories.end(), [](const auto& m) {
+            return parse_memory(m).kind == MemoryKind::gru;
+          }))
+        throw std::invalid_argument("--gru-update-bias sets a GRU's update gate: --memories has no GRU (gru32, ...)");
       return sweep(o, lambdas_given);
     }
     for (const char* flag : {"--corridors", "--memories", "--discounts", "--seeds", "--sweep-steps", "--threads"})
@@ -908,6 +912,8 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--steps 0 trains nothing: give --load-agent FILE to evaluate a saved agent");
     if (app.count("--freeze-normalizer-at") != 0 && !o.memory.normalize)
       throw std::invalid_argument("--freeze-normalizer-at freezes the normaliser: give --normalize or a +norm memory");
+    if (app.count("--gru-update-bias") != 0 && o.memory.kind != MemoryKind::gru)
+      throw std::invalid_argument("--gru-update-bias sets a GRU's update gate: give --memory gru32, gru64 or gru128");
     return single(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ppo_tmaze: %s\n", e.what());

@@ -219,13 +219,14 @@ TEST_CASE(
   const double run_steps = static_cast<double>(parse_field<std::size_t>(quick_steps) / 2048 * 2048);
   for (const auto& row : table.rows) {
     double rate = 0;
-    std::vector<double> reached;  // per run reaching 0.9: its first point's steps
+    std::vector<double> reached, cpu;  // per run reaching 0.9: its first point's steps, and CPU seconds there
     for (const auto& run : runs.rows) {
       if (run[0] != row[0]) continue;
       rate += run_steps / parse_field<double>(run[runs.column("cpu_seconds")]) / 3.0;
       for (const auto& point : curves.rows)  // in the order of their steps
         if (point[0] == row[0] && point[2] == run[2] && !point[6].empty() && parse_field<double>(point[6]) >= 0.9) {
           reached.push_back(parse_field<double>(point[5]));
+          cpu.push_back(parse_field<double>(run[runs.column("cpu_seconds")]) * reached.back() / run_steps);
           break;
         }
     }
@@ -233,10 +234,15 @@ TEST_CASE(
     CHECK(row[6] == std::to_string(reached.size()));
     if (reached.empty()) {
       CHECK(row[7].empty());
+      CHECK(row[8].empty());
     } else {
-      std::sort(reached.begin(), reached.end());
-      const std::size_t m = reached.size() / 2;
-      CHECK(parse_field<double>(row[7]) == (reached.size() % 2 == 1 ? reached[m] : (reached[m - 1] + reached[m]) / 2));
+      const auto median = [](std::vector<double> xs) {
+        std::sort(xs.begin(), xs.end());
+        const std::size_t m = xs.size() / 2;
+        return xs.size() % 2 == 1 ? xs[m] : (xs[m - 1] + xs[m]) / 2;
+      };
+      CHECK(parse_field<double>(row[7]) == median(reached));
+      CHECK(parse_field<double>(row[8]) == Approx(median(cpu)).epsilon(1e-9));
     }
   }
   if (!sanitized)  // the normalised traces learn corridor 8: all three reach 0.9 within 1 M steps
@@ -522,6 +528,11 @@ TEST_CASE("ppo_tmaze refuses bad flags, naming them") {
              Catch::Contains("--normalize normalises traces; --memory frame-stack is not one"));
   CHECK(run_program("--memories frame-stack+norm --quick", temp() / "bad8.log") != 0);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad8.log.err"), Catch::Contains("--memories"));
+  CHECK(run_program("--memory trace --gru-update-bias 2", temp() / "bad10.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad10.log.err"),
+             Catch::Contains("--gru-update-bias sets a GRU's update gate: give --memory gru32, gru64 or gru128"));
+  CHECK(run_program("--quick --gru-update-bias 2", temp() / "bad11.log") == 1);
+  CHECK_THAT(memtrace::test::slurp(temp() / "bad11.log.err"), Catch::Contains("--memories has no GRU"));
   // A sweep's flag in a single run would be ignored: refused before anything runs.
   CHECK(run_program("--corridors 64 --seeds 10 --steps 4096", temp() / "bad9.log") == 1);
   CHECK_THAT(memtrace::test::slurp(temp() / "bad9.log.err"),
