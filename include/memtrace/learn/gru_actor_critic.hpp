@@ -51,9 +51,7 @@ class GruActorCritic {
   /// for num_actions actions on a GRU of hidden_dim; parameters zero until initialize_orthogonal.
   GruActorCritic(std::size_t input_dim, std::size_t num_actions, std::size_t hidden_dim,
                  std::span<const std::size_t> head_hidden_sizes) requires std::same_as<Heads, ActorCritic<Scalar>>
-      : GruActorCritic(input_dim, Heads(hidden_dim == 0 ? 1 : hidden_dim, num_actions, head_hidden_sizes)) {
-    if (hidden_dim == 0) detail::invalid("Gru: hidden_dim must be at least 1, got 0");
-  }
+      : GruActorCritic(input_dim, Heads(checked_hidden(hidden_dim), num_actions, head_hidden_sizes)) {}
   GruActorCritic(
       std::size_t input_dim, std::size_t num_actions, std::size_t hidden_dim,
       std::initializer_list<std::size_t> head_hidden_sizes = {64, 64}) requires std::same_as<Heads, ActorCritic<Scalar>>
@@ -146,6 +144,11 @@ class GruActorCritic {
   }
 
  private:
+  /// hidden_dim >= 1, checked before the heads are built on it (with Gru's message).
+  static std::size_t checked_hidden(std::size_t hidden_dim) {
+    if (hidden_dim == 0) detail::invalid("Gru: hidden_dim must be at least 1, got 0");
+    return hidden_dim;
+  }
   template <class T, std::size_t A, std::size_t B>
   static std::array<T, A + B> join(const std::array<T, A>& a, const std::array<T, B>& b) noexcept {
     std::array<T, A + B> out{};

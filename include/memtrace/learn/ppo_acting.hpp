@@ -93,7 +93,7 @@ class PpoActing {
       p.values = value_output.row(0).transpose();
     };
     if constexpr (recurrent) {
-      p.states_before = agent_->states_;
+      if (buffer_->recorded_ == 0) p.states_before = agent_->states_;  // the segment's start, for replay
       p.states = agent_->states_;
       for (std::size_t i = 0; i < n; ++i) {
         p.starts[static_cast<Eigen::Index>(i)] = starts[i];
