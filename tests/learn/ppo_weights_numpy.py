@@ -3,7 +3,8 @@ load_safetensors): the policy's logits and the critic's values computed here fro
 agent.safetensors equal, to float32 rounding, those memtrace computed (probe.safetensors, written
 by ppo_weights_probe); and a Gaussian agent's means, log standard deviations and values
 (gaussian.safetensors, gaussian_probe.safetensors); and a recurrent agent's (torch.nn.GRU's cell
-written out) over a sequence with an episode start inside it (gru.safetensors, gru_probe.safetensors).
+written out) over a sequence with an episode start inside it (gru.safetensors, gru_probe.safetensors),
+also under Gaussian heads (gru_gaussian.safetensors, gru_gaussian_probe.safetensors).
 Usage: python3 ppo_weights_numpy.py FOLDER"""
 import json
 import struct
@@ -112,7 +113,16 @@ def main():
     unreset[7] = 0
     moved, _ = gru_forward(weights, metadata, probe["inputs"].astype(np.float64), unreset, envs=2)
     assert np.abs(moved[7:] - logits[7:]).max() > 1e-4, "the reset inside the sequence should matter"
-    print("ppo_weights_numpy: NumPy gives memtrace's logits and values")
+
+    # The same under Gaussian heads: the heads' output is the mean, log_std is the heads' own.
+    weights, metadata = load_safetensors(f"{folder}/gru_gaussian.safetensors")
+    probe, _ = load_safetensors(f"{folder}/gru_gaussian_probe.safetensors")
+    assert metadata["policy_distribution"] == "diagonal_gaussian" and metadata["action_dim"] == "2", metadata
+    means, values = gru_forward(weights, metadata, probe["inputs"].astype(np.float64), probe["starts"], envs=2)
+    compare("GRU means", means, probe["means"])
+    compare("GRU log_stds", np.broadcast_to(weights["log_std"], means.shape), probe["log_stds"])
+    compare("GRU values", values, probe["values"])
+    print("ppo_weights_numpy: NumPy gives memtrace's logits, means, log standard deviations and values")
 
 
 if __name__ == "__main__":

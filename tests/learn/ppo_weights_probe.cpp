@@ -5,7 +5,9 @@
 // Gaussian agent (its means [n, k], log standard deviations [n, k] and values [n]); gru.safetensors
 // and gru_probe.safetensors for a recurrent agent (GruActorCritic) over a sequence of 7 steps of 2
 // environments with an episode start inside it: inputs [14, d] (time-major), starts [14] and the
-// logits [14, 3] and values [14] memtrace computes.
+// logits [14, 3] and values [14] memtrace computes; gru_gaussian.safetensors and
+// gru_gaussian_probe.safetensors the same for a recurrent agent with Gaussian heads (its means
+// [14, 2], log standard deviations [14, 2] and values [14]).
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdio>
@@ -102,10 +104,31 @@ int main(int argc, char** argv) {
     gru_probe.tensors.push_back(to_tensor("logits", Eigen::MatrixXf(sequence_out.policy.transpose())));
     gru_probe.tensors.push_back(to_tensor("values", Eigen::VectorXf(sequence_out.value.row(0).transpose())));
     write_safetensors(dir / "gru_probe.safetensors", gru_probe);
-    std::printf("wrote %s, %s, %s, %s, %s and %s\n", (dir / "agent.safetensors").c_str(),
-                (dir / "probe.safetensors").c_str(), (dir / "gaussian.safetensors").c_str(),
-                (dir / "gaussian_probe.safetensors").c_str(), (dir / "gru.safetensors").c_str(),
-                (dir / "gru_probe.safetensors").c_str());
+
+    // The same GRU under Gaussian heads over 2-dimensional actions (ppo_pendulum's --memories gru32).
+    GruActorCritic<float, GaussianActorCritic<float>> gaussian_nets(dim, GaussianActorCritic<float>(5, 2, {6}));
+    DefaultGenerator gaussian_init(9);
+    gaussian_nets.initialize_orthogonal(gaussian_init);
+    gaussian_nets.gru().input_layer().bias(0).setLinSpaced(0.4f, -0.3f);
+    gaussian_nets.gru().bias_hh().setLinSpaced(-0.2f, 0.5f);
+    gaussian_nets.heads().log_std() << 0.25f, -0.7f;
+    Ppo<Eigen::VectorXf, float, GruActorCritic<float, GaussianActorCritic<float>>> gru_gaussian(
+        std::move(gaussian_nets), recurrent_options, 10);
+    gru_gaussian.set_normalizer(FeatureNormalizer(20, mean, m2));
+    save_ppo_weights(dir / "gru_gaussian.safetensors", gru_gaussian);
+    const auto gaussian_sequence_out =
+        gru_gaussian.networks().forward_sequence(normalized_sequence, starts, Eigen::MatrixXf::Zero(5, envs));
+    TensorFile gru_gaussian_probe;
+    gru_gaussian_probe.tensors.push_back(gru_probe.tensors[0]);  // the inputs and the starts
+    gru_gaussian_probe.tensors.push_back(gru_probe.tensors[1]);
+    gru_gaussian_probe.tensors.push_back(
+        to_tensor("means", Eigen::MatrixXf(gaussian_sequence_out.policy.topRows(2).transpose())));
+    gru_gaussian_probe.tensors.push_back(
+        to_tensor("log_stds", Eigen::MatrixXf(gaussian_sequence_out.policy.bottomRows(2).transpose())));
+    gru_gaussian_probe.tensors.push_back(
+        to_tensor("values", Eigen::VectorXf(gaussian_sequence_out.value.row(0).transpose())));
+    write_safetensors(dir / "gru_gaussian_probe.safetensors", gru_gaussian_probe);
+    std::printf("wrote the agents and probes of %s\n", dir.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ppo_weights_probe: %s\n", e.what());
     return 1;
